@@ -29,6 +29,10 @@ local function resign(owner, pub, secret)
     { owner, tostring(LEASE), pub or "publish", secret or ("s-" .. owner) })
 end
 local function leader() return r:script("elect/leader", { LOCK, STATE }, {}) end
+local function renew(owner, term, lease)
+  return r:script("elect/renew", { LOCK, TOKEN },
+    { tostring(lease or LEASE), owner, type(term) == "number" and string.format("%.0f", term) or term })
+end
 
 local function term_of(reply)
   assert.is_table(reply, "expected {term}")
@@ -308,5 +312,71 @@ describe("elect/leader", function()
     sa.assert_error(r:script("elect/leader", { LOCK, STATE }, { "x" }), "RLK_BADARG")
     r:call("SET", STATE, "x")
     sa.assert_error(leader(), "RLK_WRONGTYPE")
+  end)
+end)
+
+-- The leader's renewal names its term: one holder id may campaign from several processes (a
+-- StatefulSet's pod name), and a leader paused past its lease must not renew the leadership
+-- the same id won again elsewhere (fenced/renew, which checks only the id, did).
+describe("elect/renew", function()
+  it("renews the leader's lock in its term: lease reset, token key without a TTL", function()
+    local t = term_of(campaign(A, "a", 2000))
+    r:call("PEXPIRE", TOKEN, "3600000") -- as version 1 of the fenced scripts left it
+    assert.equal(1, renew(A, t, 7200000))
+    sa.assert_pttl(r, LOCK, 7200000, 7200000 - sa.TTL_SLACK_MS)
+    assert.equal(-1, r:call("PTTL", TOKEN))
+    assert.equal("1", r:call("HGET", LOCK, A))
+  end)
+
+  it("replies 0 to the old incarnation of the same holder id once it leads in a newer term", function()
+    local t1 = term_of(campaign(A, "first", 1000, nil, "s-one"))
+    r:call("DEL", LOCK) -- the first's lease ran out (it was paused)
+    local t2 = term_of(campaign(A, "second", 1000, nil, "s-two"))
+    assert.is_true(t2 > t1)
+    r:published()
+    local before = sa.snapshot(r, KEYS)
+    assert.equal(0, renew(A, t1, 600000))
+    sa.assert_unchanged(r, before)
+    assert.equal(1, renew(A, t2, 600000))
+  end)
+
+  it("replies 0 to another holder, with no lock, and with no token key; changes nothing", function()
+    local t = term_of(campaign(A, "a"))
+    r:published()
+    local before = sa.snapshot(r, KEYS)
+    assert.equal(0, renew(B, t))
+    sa.assert_unchanged(r, before)
+    r:call("DEL", TOKEN)
+    before = sa.snapshot(r, KEYS)
+    assert.equal(0, renew(A, t))
+    sa.assert_unchanged(r, before)
+    r:reset()
+    assert.equal(0, renew(A, t))
+    assert.equal(0, r:call("EXISTS", LOCK, TOKEN))
+  end)
+
+  it("refuses bad calls and wrong types, changing nothing", function()
+    local t = term_of(campaign(A, "a"))
+    local ts = string.format("%.0f", t)
+    r:published()
+    local before = sa.snapshot(r, KEYS)
+    for _, c in ipairs({
+      { { "0", A, ts }, "RLK_BADLEASE" },
+      { { tostring(LEASE), "", ts }, "RLK_BADOWNER" },
+      { { tostring(LEASE), A, "0" }, "RLK_BADARG" },
+      { { tostring(LEASE), A, "-1" }, "RLK_BADARG" },
+      { { tostring(LEASE), A, "1e3" }, "RLK_BADARG" },
+      { { tostring(LEASE), A, "9007199254740991" }, "RLK_BADARG" },
+      { { tostring(LEASE), A }, "RLK_BADARG" },
+    }) do
+      sa.assert_error(r:script("elect/renew", { LOCK, TOKEN }, c[1]), c[2])
+    end
+    sa.assert_error(r:script("elect/renew", { LOCK }, { tostring(LEASE), A, ts }), "RLK_BADARG")
+    sa.assert_unchanged(r, before)
+    r:call("SET", TOKEN, "abc")
+    sa.assert_error(renew(A, ts), "RLK_WRONGTYPE")
+    r:reset()
+    r:call("SET", LOCK, "x")
+    sa.assert_error(renew(A, "5"), "RLK_WRONGTYPE")
   end)
 end)

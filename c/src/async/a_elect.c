@@ -9,7 +9,11 @@
  * fenced hold of the client's table whose token is its term, renewed by the
  * watchdog with fenced/renew and reported lost through the client's lost
  * callback at the blocking watchdog's deadline; candidates wait on the
- * lock's channel, which elect/resign publishes on. The proclaim is one
+ * lock's channel, which elect/resign publishes on. A leadership whose lease
+ * has passed (kinds/elect.h rlk_elect_lease_passed, the blocking API's rule:
+ * a fixed lease's end, or a watchdog lease no renewal extended in time) is
+ * not the caller's: the term refuses it, a campaign asks the server again.
+ * The proclaim is one
  * elect/proclaim call (a_once.h) with the term the table records. The observer
  * subscribes to the election's channel, reads elect/leader once subscribed
  * (the reply read by kinds/elect.h rlk_elect_info_read), and reads again on
@@ -28,6 +32,7 @@
 #include "runtime/fam.h"
 #include "runtime/rt.h"
 #include "runtime/engine.h"
+#include "runtime/ae_wd.h"
 #include "async/a_common.h"
 #include "async/a_kind.h"
 #include "async/a_hold.h"
@@ -62,11 +67,32 @@ static void ael_free_state(rlk_async_req *r, void *state)
 
 /* ---------------------------------------------------------------- campaign, resign, term */
 
+/* The leadership of task recorded in ac's table (NULL: none); *passed: 1 when its lease has
+ * passed by now (a fixed lease's record is gone then already: rlk_a_hold_find). */
+static rlk_a_hold *ael_hold(rlk_async *ac, const char *name, unsigned long long task,
+                            int *passed)
+{
+    char owner[RLK_OWNER_MAX + 1];
+    rlk_a_hold *h;
+
+    rlk_ae_owner(ac, task, owner, sizeof owner);
+    h = rlk_a_hold_find(ac, rlk_elect_row.hold, name, owner);
+    *passed = h && h->wd && rlk_elect_lease_passed(rlk_ae_now_ms(), rlk_ae_wd_lease_end(h->wd));
+    return h;
+}
+
 rlk_async_req *rlk_async_elect_campaign(rlk_async *ac, const char *name, unsigned long long task,
                                         const char *value, long long wait_ms, long long lease_ms,
                                         rlk_async_fn fn, void *privdata)
 {
     rlk_a_lock_opts o = {.value = value ? value : ""};
+    rlk_a_hold *h;
+    int passed;
+
+    /* A leadership whose lease has passed: forgotten (not released), so that the campaign
+     * asks the server rather than answer the old term with nothing sent. */
+    if (ac && name && (h = ael_hold(ac, name, task, &passed)) && passed)
+        rlk_a_hold_drop(ac, h);
 
     return rlk_a_lock_acquire(ac, &rlk_elect_row, "rlk_async_elect_campaign", name, task,
                               wait_ms, lease_ms, &o, fn, privdata);
@@ -82,10 +108,14 @@ rlk_async_req *rlk_async_elect_resign(rlk_async *ac, const char *name, unsigned 
 int rlk_async_elect_term(rlk_async *ac, const char *name, unsigned long long task,
                          long long *term)
 {
+    rlk_a_hold *h;
+    int passed;
+
     if (!ac || !name || !*name || !term)
         return RLK_ERR_ARG;
-    return rlk_a_hold_token(ac, rlk_elect_row.hold, name, task, term) ? RLK_OK
-                                                                         : RLK_ERR_NOT_OWNER;
+    h = ael_hold(ac, name, task, &passed);
+    *term = h && !passed ? h->token : 0;
+    return h && !passed ? RLK_OK : RLK_ERR_NOT_OWNER;
 }
 
 /* ---------------------------------------------------------------- proclaim */
@@ -106,7 +136,7 @@ rlk_async_req *rlk_async_elect_proclaim(rlk_async *ac, const char *name, unsigne
         return r;
     }
     rlk_ae_owner(ac, task, owner, sizeof owner);
-    if (!rlk_a_hold_token(ac, rlk_elect_row.hold, name, task, &v.term)) {
+    if (rlk_async_elect_term(ac, name, task, &v.term) != RLK_OK) {
         rlk_ae_complete(r, RLK_ERR_NOT_OWNER, 0, NULL, "election %s: %s does not lead "
                         "(never elected, resigned, or lost)", name, owner);
         return r;

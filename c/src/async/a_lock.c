@@ -292,6 +292,7 @@ static void alk_acquired(rlk_a_lockreq *a)
         if (!h->wd)
             goto nomem;     /* not renewed: given back, never held blind */
     }
+    rlk_ae_wd_token(h->wd, h->token);   /* NULL (a fixed lease): nothing */
     if (a->w.ending == RLK_ERR_CANCELLED) {
         /* Cancelled while the grant was on its way: never left held. */
         alk_set_msg(a, "cancelled");

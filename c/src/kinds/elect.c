@@ -7,8 +7,12 @@
  * rlk_elect__channel:{name}. scripts/elect/{campaign,proclaim,resign,leader}.
  *
  * A leader is a fenced-lock hold in the client's registry (RLK_KIND_FENCED,
- * its token the term): the watchdog renews it with fenced/renew and reports
- * it lost through the lost-lock callbacks. Candidates wait as the fenced
+ * its token the term): the watchdog renews it with elect/renew, which names
+ * the term (another process with the same holder id may lead in a later
+ * one), and reports it lost through the lost-lock callbacks. A leadership
+ * whose lease has passed by this client's clock (a fixed lease, or a
+ * watchdog lease no renewal extended in time) is not the caller's any more:
+ * rlk_elect_term refuses it and a campaign asks the server again. Candidates wait as the fenced
  * lock's waiters do (runtime/wait.c, redisson_lock__channel:{name}, which
  * elect/resign publishes on). Observers wait on the change channel, and at
  * the leader's lease end too (an expiry is not published).
@@ -23,7 +27,6 @@
 #include "client/error.h"
 #include "client/random.h"
 #include "kinds/elect.h"
-#include "kinds/fenced.h"
 #include "kinds/handle.h"
 #include "kinds/names.h"
 #include "kinds/proto.h"
@@ -45,8 +48,26 @@ struct rlk_elect {
                                    same holder id only with it */
 };
 
+/* The leader's renewal (both watchdogs, runtime/wd.c and runtime/ae_wd.c): elect/renew, KEYS
+ * the lock and its token key, ARGV lease, owner and the hold's token - its term. fenced/renew
+ * checked the holder id alone, so a leader paused past its lease renewed the leadership its
+ * own id won again in another process (a pod name campaigning twice) and never heard it had
+ * lost; elect/renew replies 0 then: RLK_LOST_GONE. */
+static int rlk_elect_renew_build(const rlk_renew_item *items, int m, const char *lease,
+                                 const char **keys, int *nkeys, const char **args, size_t *lens)
+{
+    int n = rlk_renew_build_one(items, m, lease, keys, nkeys, args, lens);
+
+    args[n] = items[0].token;
+    return n + 1;
+}
+
+const rlk_renew_task rlk_elect_renew_task = {
+    "elect/renew", RLK_RENEW_ALONE, rlk_elect_renew_build, rlk_renew_reply_one, NULL
+};
+
 /* The election's row (kinds/proto.h, docs/elect.md) on the fenced lock's layout: a leader is
- * a fenced hold whose token is its term, renewed with fenced/renew; candidates wait on the
+ * a fenced hold whose token is its term, renewed with elect/renew; candidates wait on the
  * lock's channel, which elect/resign publishes on. Forced as the fenced lock it is. */
 const rlk_proto rlk_elect_row = {
     "election", RLK_KIND_FENCED, "elect",
@@ -55,7 +76,7 @@ const rlk_proto rlk_elect_row = {
     NULL, NULL,
     NULL, NULL,
     "lock_channel", RLK_PROTO_WAIT_CHANNEL, RLK_PROTO_TOKEN | RLK_PROTO_ONE_HOLD, "",
-    &rlk_fenced_renew_task, "lock token", RLK_ELECT_VALUE_MAX, NULL, "fenced/held", "owner", NULL};
+    &rlk_elect_renew_task, "lock token", RLK_ELECT_VALUE_MAX, NULL, "fenced/held", "owner", NULL};
 const rlk_proto_call rlk_elect_proclaim_call = {"elect/proclaim",
                                                 "owner term value publish secret"};
 const rlk_proto_call rlk_elect_leader_call = {"elect/leader", ""};
@@ -124,9 +145,29 @@ int rlk_elect_owner(const rlk_elect *e, char *buf, size_t len)
 
 /* ---------------------------------------------------------------- campaign */
 
-/* Already the leader in this client: its term, nothing sent (RLK_PROTO_ONE_HOLD). A
- * campaign's acquire is not counted in acquire_calls, and a lost reply is not settled
- * (a->quiet). */
+int rlk_elect_lease_passed(long long now, long long deadline)
+{
+    return now >= deadline;
+}
+
+/* 1 when owner's leadership is recorded in this client with a lease that has passed by now:
+ * a fixed lease that ran out, or a watchdog lease that no renewal extended in time (the
+ * watchdog declares it lost soon, or already did). The server's lease began no earlier than
+ * the send time the registry keeps, so before the deadline it has not run out there. */
+static int rlk_elect_passed(rlk_elect *e)
+{
+    long long start_ns, deadline_ns;
+
+    if (rlk_fam_held_lease(&e->b, RLK_KIND_FENCED, "rlk_elect_owner", &start_ns,
+                           &deadline_ns) != RLK_OK)
+        return 0;
+    return rlk_elect_lease_passed(rlk_clock_now_ns(), deadline_ns);
+}
+
+/* Already the leader in this client: its term, nothing sent (RLK_PROTO_ONE_HOLD), while its
+ * lease lasts; once it has passed the record goes and the campaign asks the server (which
+ * gives the same term back only to this incarnation, its lock still there). A campaign's
+ * acquire is not counted in acquire_calls, and a lost reply is not settled (a->quiet). */
 int rlk_elect_campaign(rlk_elect *e, const char *value, long long wait_ms, long long lease_ms,
                        long long *term)
 {
@@ -143,6 +184,12 @@ int rlk_elect_campaign(rlk_elect *e, const char *value, long long wait_ms, long 
         return rlk_set_error(e->b.c, RLK_ERR_ARG, "election %s: value longer than %d bytes",
                              e->b.name, RLK_ELECT_VALUE_MAX);
     rc = rlk_handle_acq_start(&a, e, &e->b, "rlk_elect_owner", "election", lease_ms, NULL);
+    if (rc == RLK_OK && rlk_elect_passed(e)) {
+        rlk_wd_ticket t;
+
+        rlk_wd_release_begin_as(e->b.rt->wd, RLK_KIND_FENCED, e->b.name, a.owner, &t);
+        rlk_wd_release_end(e->b.rt->wd, &t, RLK_REL_NOT_OWNER);    /* forgotten, not released */
+    }
     a.row = &rlk_elect_row;
     a.why = "another candidate leads";
     a.v.value = value;
@@ -155,11 +202,20 @@ int rlk_elect_campaign(rlk_elect *e, const char *value, long long wait_ms, long 
 
 int rlk_elect_term(rlk_elect *e, long long *term)
 {
+    int rc;
+
     if (!e || !term)
         return RLK_ERR_ARG;
-    return rlk_handle_token(&e->b, "rlk_elect_owner", RLK_KIND_FENCED,
-                            "election %s: %s does not lead (never elected, resigned, or lost)",
-                            term);
+    rc = rlk_handle_token(&e->b, "rlk_elect_owner", RLK_KIND_FENCED,
+                          "election %s: %s does not lead (never elected, resigned, or lost)",
+                          term);
+    if (rc == RLK_OK && rlk_elect_passed(e)) {
+        rc = rlk_set_error(e->b.c, RLK_ERR_NOT_OWNER, "election %s: the lease of term %lld has "
+                           "passed (not renewed in time, or a fixed lease that ran out)",
+                           e->b.name, *term);
+        *term = 0;
+    }
+    return rc;
 }
 
 int rlk_elect_proclaim(rlk_elect *e, const char *value)
@@ -276,7 +332,24 @@ int rlk_elect_wait_change(rlk_elect *e, const rlk_elect_info *known, long long t
         }
         /* Subscribed (or the subscriber is down): a change from now on is
          * either in this read or wakes the wait below. */
-        if ((rc = rlk_elect_leader(e, out)) != RLK_OK)
+        if ((rc = rlk_elect_leader(e, out)) == RLK_ERR_IO || rc == RLK_ERR_TIMEOUT) {
+            /* The server out of reach (a restart, a failover, a network cut): ride it out,
+             * reading again every 100 ms until the wait's deadline, as the async observer
+             * does; past it, the read's error. */
+            now = rlk_clock_now_ns();
+            if (deadline >= 0 && now >= deadline)
+                break;
+            until = now + 100 * 1000000LL;
+            if (deadline >= 0 && deadline < until)
+                until = deadline;
+            rlk_sub_wait(sub, ch, mark, until, NULL);
+            if (atomic_load(&e->b.rt->interrupted)) {
+                rc = RLK_ERR_INTERRUPTED;
+                break;
+            }
+            continue;
+        }
+        if (rc != RLK_OK)
             break;
         if (!rlk_elect_info_same(known, out))
             break;

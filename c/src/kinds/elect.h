@@ -26,8 +26,13 @@ int rlk_elect_info_read(const struct redisReply *r, rlk_elect_info *out);
 int rlk_elect_info_same(const rlk_elect_info *a, const rlk_elect_info *b);
 
 /* The election's row: campaign and resign (kinds/proto.h); proclaim; the
- * leader's read. */
+ * leader's read. Its renewal task: elect/renew with the hold's token, the term. */
 extern const rlk_proto rlk_elect_row;
+extern const rlk_renew_task rlk_elect_renew_task;
+/* The one rule of both APIs: a leadership whose lease ends at deadline (the send time of the
+ * call that set it, acquire or renewal, plus that lease; any one clock and unit) has passed by
+ * now - the caller does not lead in its own eyes any more. */
+int rlk_elect_lease_passed(long long now, long long deadline);
 extern const rlk_proto_call rlk_elect_proclaim_call, rlk_elect_leader_call;
 
 #endif /* RLK_KINDS_ELECT_H */

@@ -125,6 +125,17 @@ void rlk_ae_wd_acquired(rlk_ae_hold *h, long long sent_ms)
         h->next_due = sent_ms + h->period;
 }
 
+void rlk_ae_wd_token(rlk_ae_hold *h, long long token)
+{
+    if (h && !h->removed)
+        rlk_renew_id_token(&h->id, token);  /* on the loop: no renewal is being built */
+}
+
+long long rlk_ae_wd_lease_end(const rlk_ae_hold *h)
+{
+    return h->last_ok + ae_wd_lease(h->ac);
+}
+
 void rlk_ae_wd_del(rlk_ae_hold *h)
 {
     rlk_async *ac;

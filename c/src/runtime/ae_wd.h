@@ -35,6 +35,11 @@ rlk_ae_hold *rlk_ae_wd_add(rlk_async *ac, int kind, const rlk_renew_task *task, 
                            long long sent_ms, rlk_ae_lost_fn lost, void *arg);
 /* A re-entry sent at sent_ms set the lease again (its deadline moves on). */
 void rlk_ae_wd_acquired(rlk_ae_hold *h, long long sent_ms);
+/* The token its renewals name from now on (the hold's latest; an election's term). */
+void rlk_ae_wd_token(rlk_ae_hold *h, long long token);
+/* ms: when h's lease ends at the earliest on the server: the send time of its last renewal
+ * that worked (or of the acquire) plus the watchdog lease. */
+long long rlk_ae_wd_lease_end(const rlk_ae_hold *h);
 /* Stops renewing (unlock); NULL ignored. */
 void rlk_ae_wd_del(rlk_ae_hold *h);
 /* rlk_async_free: every hold goes, unreported. */

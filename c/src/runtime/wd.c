@@ -209,6 +209,8 @@ static int rlk_wd_collect(rlk_wd *wd, long long now, long long *next, rlk_hold *
             rlk_wd_lose(wd, e, RLK_LOST_EXPIRED, tail);
         } else if (n < RLK_WD_BATCH_MAX && e->next_due_ns <= now + e->period_ns / 4) {
             e->inflight = 1;
+            if (e->rec)     /* the token the renewal names: read here, under wd->mu */
+                rlk_renew_id_token(&e->id, e->rec->token);
             wd->batch[n++] = e;
         } else {
             *next = rlk_clock_until_min(*next, e->next_due_ns);

@@ -5,6 +5,7 @@
  * and the non-blocking API's (runtime/ae_wd.c), follow one rule set. Times are
  * in any one unit (ns in wd.c, ms in the async driver).
  */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -63,6 +64,7 @@ int rlk_renew_id_set(rlk_renew_id *d, int kind, const rlk_renew_task *task, cons
     d->owner = strdup(owner);
     d->keys[0] = d->name;
     d->nkeys = 1;
+    rlk_renew_id_token(d, 0);
     ok = d->name && d->owner;
     for (int i = 1; ok && i < nkeys && i < RLK_HOLD_KEYS_MAX; i++) {
         ok = (d->keys[i] = strdup(keys[i])) != NULL;
@@ -90,6 +92,12 @@ void rlk_renew_id_item(const rlk_renew_id *d, const void *arg, rlk_renew_item *i
     it->nkeys = d->nkeys;
     it->keys = (const char *const *)d->keys;
     it->arg = arg;
+    it->token = d->token;
+}
+
+void rlk_renew_id_token(rlk_renew_id *d, long long token)
+{
+    snprintf(d->token, sizeof d->token, "%lld", token);
 }
 
 int rlk_renew_same_call(const rlk_renew_id *a, const rlk_renew_id *b, int routed)

@@ -31,6 +31,9 @@ typedef struct rlk_renew_item {
     int nkeys;                      /* the kind's renew KEYS: keys[0] = name */
     const char *const *keys;
     const void *arg;                /* a kept entry's (rlk_wd_keep); NULL for a hold */
+    const char *token;              /* the hold's token as its driver last recorded it, in
+                                       decimal ("0": none): the election's renewal names its
+                                       term (kinds/elect.c) */
 } rlk_renew_item;
 
 /* How a kind's due entries share one call. */
@@ -69,6 +72,9 @@ typedef struct rlk_renew_id {
     char *name, *owner;
     int nkeys;                      /* the renew script's KEYS; keys[0] is name */
     char *keys[RLK_HOLD_KEYS_MAX];
+    char token[24];                 /* the hold's token in decimal, "0" until a driver sets it
+                                       (rlk_renew_id_token) while no renewal of it is on the
+                                       wire */
 } rlk_renew_id;
 /* Copies name, owner and keys[1..nkeys) into d (zeroed): 0, or -1 out of memory (nothing
  * kept). _item: d as a task sees it, with arg. */
@@ -76,6 +82,8 @@ int rlk_renew_id_set(rlk_renew_id *d, int kind, const rlk_renew_task *task, cons
                      const char *owner, int nkeys, const char *const *keys);
 void rlk_renew_id_free(rlk_renew_id *d);
 void rlk_renew_id_item(const rlk_renew_id *d, const void *arg, rlk_renew_item *it);
+/* The token the next renewal of d names (a fenced hold's latest, an election's term). */
+void rlk_renew_id_token(rlk_renew_id *d, long long token);
 
 /* The rule most kinds share, for tasks of group RLK_RENEW_ALONE: KEYS the
  * entry's, ARGV (lease, owner); reply 1 renewed, 0 gone, a refusal by the
