@@ -415,7 +415,10 @@ static int single_hold(single_lock *l, const rlk_lc_lock_opts *o, const rlk_lc_s
         h.check_channel = single_channel(l);
         h.check_period_ns = o->c.lease_ms / 3 * RLK_NS_PER_MS;
     }
-    if (single_env(&h, l, o->names[0], owner, token) < 0) {
+    /* The command gets the holder id (RLK_LOCK_OWNER), and an rlk inside it holds under it
+     * too: from here on the id is given, so a lost reply of the release is not settled from
+     * the server's count of it (docs/runtime.md "One holder id in several processes"). */
+    if (single_set_owner(l, owner) != RLK_OK || single_env(&h, l, o->names[0], owner, token) < 0) {
         rc = rlk_cli_fail(RLK_EXIT_REPLY, "out of memory");
         single_unlock(l);
     } else {

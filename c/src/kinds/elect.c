@@ -108,6 +108,7 @@ rlk_elect *rlk_elect_new(rlk_client *c, const char *name)
         rlk_fam_free(e);
         return NULL;
     }
+    atomic_store(&e->b.id.given, 0);    /* made here, for this handle alone */
     for (size_t i = 0; i < sizeof rnd; i++)
         snprintf(e->secret + 2 * i, 3, "%02x", rnd[i]);
     return e;

@@ -277,6 +277,15 @@ static int rlk_fastmulti_held(rlk_fastmulti *m, const char *owner, long long *co
     return rlk_fastmulti_call(m, &rlk_fastmulti_held_call, &v, count, NULL);
 }
 
+/* Whether fastmulti/counts replied a 0 for some value. */
+static int rlk_fastmulti_some_free(const redisReply *r)
+{
+    for (size_t k = 0; k < r->elements; k++)
+        if (r->element[k]->integer == 0)
+            return 1;
+    return 0;
+}
+
 /* After a call of m for owner failed: 0 when its reply was not lost (the
  * error stands). Else (counted as a lost reply) 1 with *n the count it
  * left (rlk_fastmulti_lost_count from owner's live lock_count of each
@@ -301,6 +310,10 @@ static int rlk_fastmulti_lost(rlk_fastmulti *m, const char *owner, long long kno
         settled = rlk_fastmulti_call(m, &rlk_fastmulti_counts_call, &v, NULL, &r);
         if (settled == RLK_OK)
             *n = rlk_fastmulti_lost_count(r, known, exact, release);
+        /* An id the application gave (runtime/fam.h): counts that moved may be another
+         * process's under it; only a value nobody of the id holds tells. */
+        if (*n >= 0 && rlk_fam_id_given(&m->b.id) && !rlk_fastmulti_some_free(r))
+            *n = -1;
         if (r)
             freeReplyObject(r);
         rlk_fam_err_put(c, &e, settled);

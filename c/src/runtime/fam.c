@@ -161,8 +161,14 @@ int rlk_fam_id_set(rlk_client *c, rlk_fam_id *id, const char *owner, int rw, con
     pthread_mutex_lock(&id->mu);
     free(id->fixed);
     id->fixed = copy;
+    atomic_store(&id->given, owner != NULL);
     pthread_mutex_unlock(&id->mu);
     return RLK_OK;
+}
+
+int rlk_fam_id_given(const rlk_fam_id *id)
+{
+    return atomic_load(&id->given);
 }
 
 int rlk_fam_id_copy(const rlk_rt *rt, rlk_fam_id *id, char *buf, size_t len)

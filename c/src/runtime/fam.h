@@ -11,6 +11,7 @@
 #define RLK_FAM_H
 
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stddef.h>
 
 #include <hiredis/hiredis.h>
@@ -40,6 +41,10 @@ char *rlk_fam_braced_name(const char *prefix, const char *name);
 typedef struct rlk_fam_id {
     pthread_mutex_t mu;
     char *fixed;                    /* NULL: "<uuid>:<thread id>" */
+    /* 1 when the application gave the id (rlk_*_set_owner): other processes may hold under it
+     * too (a nested rlk, a child handed the id), so the server's count of it is not this
+     * process's alone and no lost reply is settled from it (runtime/fam_settle.c). */
+    atomic_int given;
 } rlk_fam_id;
 
 /* What every handle of the family starts with (its first member). */
@@ -84,6 +89,8 @@ void rlk_fam_free(void *handle);
 /* Fixes (owner) or unfixes (NULL) the id; what names the call in errors.
  * rw: also refuse "mode" and ids ending in ":write" (read-write lock fields). */
 int rlk_fam_id_set(rlk_client *c, rlk_fam_id *id, const char *owner, int rw, const char *what);
+/* Whether the application gave the id (rlk_fam_id.given). */
+int rlk_fam_id_given(const rlk_fam_id *id);
 /* The id into buf; errors recorded as "<what>: ...". */
 int rlk_fam_id_get(rlk_client *c, const rlk_rt *rt, rlk_fam_id *id, char *buf, size_t len,
                    const char *what);

@@ -123,10 +123,29 @@ static int rlk_fam_unsettled(const rlk_fam_base *b, const rlk_hold_spec *h)
 {
     char msg[RLK_ERRSTR_MAX];
 
-    rlk_fam_doubt_keep(b->c, h, &rlk_thread_lost_conn);
+    if (!rlk_fam_id_given(&b->id))     /* a given id's count is not this process's alone */
+        rlk_fam_doubt_keep(b->c, h, &rlk_thread_lost_conn);
     RLK_RT_COUNT(b->rt, lost_unsettled);
     snprintf(msg, sizeof msg, "%s", rlk_errstr(b->c));
     return rlk_set_error(b->c, RLK_ERR_UNSETTLED, "%s", msg);
+}
+
+/* A lost call of a hold whose holder id the application gave (rlk_fam_id.given), read back
+ * while the server still counts holds of that id: other processes (a nested rlk, a child handed
+ * the id) may hold under it, so the count cannot say whether this call ran. Nothing is adopted,
+ * given back or sent again, and no doubt is kept: a hold the call may have left is the id's
+ * until its lease ends. Counted as unsettled; RLK_ERR_UNSETTLED, the message kept. */
+static int rlk_fam_shared_unknown(const rlk_fam_base *b, const char *call, long long count)
+{
+    char msg[RLK_ERRSTR_MAX];
+
+    RLK_RT_COUNT(b->rt, lost_unsettled);
+    snprintf(msg, sizeof msg, "%s", rlk_errstr(b->c));
+    return rlk_set_error(b->c, RLK_ERR_UNSETTLED, "%s (outcome unknown: the server counts %lld "
+                         "hold%s of this holder id, which was set by the application and may be "
+                         "another process's too, so the %s's reply cannot be read back from it; "
+                         "nothing adopted or sent again: a hold it left ends with its lease)",
+                         msg, count, count == 1 ? "" : "s", call);
 }
 
 static int rlk_fam_doubt_matches(const rlk_client *c, int kind, const char *name,
@@ -287,6 +306,8 @@ int rlk_fam_acquire_lost(const rlk_fam_base *b, int rc, const rlk_hold_spec *h,
         return rc;
     if (settled != RLK_OK)
         return rlk_fam_unsettled(b, h);     /* it may still run */
+    if (held[0] > 0 && rlk_fam_id_given(&b->id))
+        return rlk_fam_shared_unknown(b, "acquire", held[0]);
     snprintf(msg, sizeof msg, "%s", rlk_errstr(b->c));
     d = rlk_fam_settle_rule(before, held[0], !token_key || (held[2] > 0 && held[1] > 0));
     if (!d.ran) {
@@ -335,6 +356,10 @@ int rlk_fam_release_lost(const rlk_fam_base *b, int kind, const char *owner, lon
     }
     if (before <= 0)
         return 0;   /* a hold this client did not count */
+    if (now > 0 && rlk_fam_id_given(&b->id)) {
+        *rc = rlk_fam_shared_unknown(b, "release", now);
+        return 0;
+    }
     if (now == before)
         return 1;   /* it did not run: the caller may send it again */
     if (now == before - 1) {

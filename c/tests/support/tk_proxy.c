@@ -30,6 +30,7 @@
 
 typedef struct tk_pconn {
     int fd[2];                  /* client, server; fd[0] -1: a free slot; fd[1] -1: not linked */
+    int muted;                  /* what the server sends is read and dropped (tk_proxy_mute) */
     size_t len[2], off[2];      /* buf[d]: read from fd[d], to be written to fd[1 - d] */
     char buf[2][TK_PROXY_BUF];
 } tk_pconn;
@@ -50,6 +51,7 @@ static void tk_proxy_close(tk_proxy *p, tk_pconn *c)
         c->fd[d] = -1;
         c->len[d] = c->off[d] = 0;
     }
+    c->muted = 0;
     p->open--;
 }
 
@@ -127,6 +129,8 @@ static void tk_proxy_io(tk_proxy *p, tk_pconn *c, int d, short rev)
         return;
     }
     n = read(c->fd[d], c->buf[d], TK_PROXY_BUF);
+    if (n > 0 && d == 1 && c->muted)
+        return;                     /* a reply dropped */
     if (n > 0)
         c->len[d] = (size_t)n, c->off[d] = 0;
     else if (n == 0 || (errno != EAGAIN && errno != EINTR))
@@ -238,6 +242,15 @@ static void tk_proxy_set(tk_proxy *p, int cut, int stop)
 void tk_proxy_cut(tk_proxy *p)
 {
     tk_proxy_set(p, 1, 0);
+}
+
+void tk_proxy_mute(tk_proxy *p)
+{
+    pthread_mutex_lock(&p->mu);
+    for (int i = 0; i < TK_PROXY_CONNS; i++)
+        if (p->c[i].fd[0] >= 0)
+            p->c[i].muted = 1;
+    pthread_mutex_unlock(&p->mu);
 }
 
 void tk_proxy_heal(tk_proxy *p)

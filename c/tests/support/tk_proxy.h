@@ -14,6 +14,9 @@
  *         connections are accepted but not linked to the server. No RST, no
  *         FIN: client and server see silence. Once tk_proxy_cut returns,
  *         no byte moves until tk_proxy_heal.
+ *   mute  the connections open now pass what their clients send, and what the server replies
+ *         is read and dropped (the lost replies of requests that ran); a connection accepted
+ *         later passes both ways. Not undone by a heal.
  *   heal  back to pass: the held bytes are delivered, none is dropped (as
  *         TCP delivers them when a partition ends before it gives up), and
  *         the connections accepted during the cut are linked to the server
@@ -31,6 +34,7 @@ tk_proxy *tk_proxy_start(int target_port);
 int tk_proxy_port(const tk_proxy *p);
 void tk_proxy_cut(tk_proxy *p);
 void tk_proxy_heal(tk_proxy *p);
+void tk_proxy_mute(tk_proxy *p);
 /* Connections open now (accepted, not yet closed); accepted while cut, in all. */
 int tk_proxy_open(tk_proxy *p);
 int tk_proxy_accepted_cut(tk_proxy *p);
