@@ -522,7 +522,10 @@ typedef struct rlk_lock rlk_lock;
  * field "<holder id>" -> reentry count, channel "redisson_lock__channel:{name}").
  * No I/O. The holder id is "<client uuid>:<thread id>" of the calling thread,
  * as Redisson forms it, unless rlk_lock_set_owner fixed one (for code that hands
- * a lock from one thread to another). A handle may be used by several threads. */
+ * a lock from one thread to another). A handle may be used by several threads.
+ * An id set with *_set_owner may be another process's too: a lost reply is then
+ * settled only when the server counts no hold of it, else RLK_ERR_UNSETTLED
+ * (docs/runtime.md "One holder id in several processes"). */
 RLK_API rlk_lock *rlk_lock_new(rlk_client *c, const char *name);
 RLK_API void rlk_lock_free(rlk_lock *l);
 RLK_API int rlk_lock_set_owner(rlk_lock *l, const char *owner); /* NULL: per-thread ids again */
