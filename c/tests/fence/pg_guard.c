@@ -57,6 +57,10 @@
  *                  with an inheritance child: writes through the parent and into the children
  *                  without a check are refused; a later partition's TRUNCATE is guarded once
  *                  rlk.protect runs again; unprotect removes every trigger
+ *   other          COPY FROM, an INSERT through a view, a foreign-key cascade and MERGE without a
+ *                  check: refused; SET CONSTRAINTS ALL IMMEDIATE: a write before the check refused
+ *                  at once, after it committed; PREPARE TRANSACTION after a token refused inside a
+ *                  savepoint: fails with RLK_FENCED
  *   install        protect twice, the SQL file run again: still protected, triggers ALWAYS;
  *                  rlk.protection lists them; unprotect removes them; a view is refused; schema
  *                  comment version 3
@@ -916,6 +920,67 @@ static void partitions(PGconn *ctl)
     PQfinish(a);
 }
 
+/* Other ways rows reach a protected table, IMMEDIATE constraints, and a refusal before PREPARE. */
+static void other_writes(PGconn *ctl)
+{
+    PGconn *a = connect_to("");
+    outcome o;
+    const char *t = "public.guarded_other";
+
+    table(ctl, "guarded_other");
+    must(ctl, "CREATE TABLE public.other_parent (id int PRIMARY KEY)");
+    must(ctl, "CREATE TABLE public.guarded_child (id int REFERENCES public.other_parent ON DELETE CASCADE)");
+    must(ctl, "CREATE VIEW public.other_view AS SELECT * FROM public.guarded_other");
+    must(ctl, "SELECT rlk.protect('%s', 'other')", t);
+    must(ctl, "SELECT rlk.protect('public.guarded_child', 'other')");
+    seed(ctl, "other", 10);
+    must(ctl, "BEGIN");
+    must(ctl, "SELECT rlk.fence_check('other', 10)");
+    must(ctl, "INSERT INTO public.other_parent VALUES (1)");
+    must(ctl, "INSERT INTO public.guarded_child VALUES (1)");
+    must(ctl, "COMMIT");
+    /* as the superuser (COPY FROM PROGRAM) */
+    CHECK(refused_alone(ctl, "COPY public.guarded_other FROM PROGRAM 'echo 10,copy' WITH (FORMAT csv)"),
+          "other: COPY FROM without a check");
+    CHECK(refused_alone(a, "INSERT INTO public.other_view VALUES (10, 'view')"), "other: through a view");
+    CHECK(refused_alone(a, "DELETE FROM public.other_parent"), "other: a foreign-key cascade");
+    if (number(ctl, "SHOW server_version_num") >= 150000)
+        CHECK(refused_alone(a, "MERGE INTO public.guarded_other AS g USING (SELECT 10 AS t) AS s ON false "
+                               "WHEN NOT MATCHED THEN INSERT VALUES (s.t, 'merge')"),
+              "other: MERGE without a check");
+    CHECK(rows(ctl, t, "%") == 0 && number(ctl, "SELECT count(*) FROM public.guarded_child") == 1,
+          "other: rows after the refusals");
+    /* IMMEDIATE: a row written before the check is refused at the end of its statement */
+    must(a, "BEGIN");
+    must(a, "SET CONSTRAINTS ALL IMMEDIATE");
+    o = run(a, "INSERT INTO %s VALUES (10, 'immediate')", t);
+    run(a, "ROLLBACK");
+    CHECK(unchecked(&o), "other: IMMEDIATE, a write before the check: %s %s", o.state, o.msg);
+    must(a, "BEGIN");
+    must(a, "SET CONSTRAINTS ALL IMMEDIATE");
+    must(a, "SELECT rlk.fence_check('other', 10)");
+    o = run(a, "INSERT INTO %s VALUES (10, 'immediate')", t);
+    CHECK(o.ok, "other: IMMEDIATE, a write after the check: %s %s", o.state, o.msg);
+    o = run(a, "COMMIT");
+    CHECK(committed(&o) && rows(ctl, t, "immediate") == 1, "other: IMMEDIATE, COMMIT: %s %s %s", o.cmd, o.state,
+          o.msg);
+    /* a token refused inside a savepoint: PREPARE TRANSACTION runs the recheck and fails */
+    must(a, "BEGIN");
+    must(a, "INSERT INTO public.other_parent VALUES (2)");
+    o = sp(a, "SELECT rlk.fence_check('other', 5)");
+    CHECK(o.ok && strcmp(o.value, "10") == 0, "other: a refusal in a savepoint: %s %s", o.state, o.msg);
+    o = run(a, "PREPARE TRANSACTION 'rlk_test_refused'");
+    end_xact(a);
+    CHECK(!o.ok && strcmp(o.state, "RLKFE") == 0 &&
+              number(ctl, "SELECT count(*) FROM pg_prepared_xacts WHERE gid = 'rlk_test_refused'") == 0 &&
+              number(ctl, "SELECT count(*) FROM public.other_parent") == 1,
+          "other: PREPARE after a refusal in a savepoint: %s %s %s", o.cmd, o.state, o.msg);
+    printf("other: COPY FROM, a view, a foreign-key cascade, MERGE without a check: refused; IMMEDIATE: the "
+           "write before the check refused at once, after it committed; PREPARE after a refusal: %s %s\n",
+           o.state, o.msg);
+    PQfinish(a);
+}
+
 /* The setting that holds the mark of fence "forged": rlk.mark_ and the fence's bytes in hex. */
 #define MARK_FORGED "rlk.mark_666f72676564"
 
@@ -1153,6 +1218,7 @@ int main(int argc, char **argv)
     forged(ctl_conn);
     lowered(ctl_conn);
     partitions(ctl_conn);
+    other_writes(ctl_conn);
     warning(ctl_conn);
     install(ctl_conn, sql);
     upgrade(ctl_conn, v2_sql, sql);
