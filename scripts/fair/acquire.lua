@@ -1,5 +1,5 @@
 -- name: fair/acquire
--- version: 6
+-- version: 7
 -- summary: Acquire or re-enter a fair lock in FIFO order, or join its queue (or stay in it, moving its deadline on).
 -- redisson: RedissonFairLock.tryLockInnerAsync (EVAL_LONG: drop stale waiters; acquire when first; else enqueue)
 -- time: server - now for the waiters' deadlines (Redisson passes the client's clock)
@@ -9,7 +9,7 @@
 -- ARGV[1]: lease_ms - lease in milliseconds, integer 1..1000000000000
 -- ARGV[2]: owner - holder id <client-uuid>:<thread-id>, 1..1024 bytes
 -- ARGV[3]: wait_ms - keep-alive: a queued caller's deadline becomes now + wait_ms, integer 1..1000000000000
--- return nil: acquired (free, and no queue or owner first: dequeued; other deadlines unchanged) or re-entered
+-- return nil: acquired (free, and no queue or owner first: dequeued; other deadlines kept) or re-entered (TTL not cut)
 -- return integer: queued; ms to wait: first in queue: holder's PTTL (-1 none); else until the head's deadline
 -- error RLK_BADARG: not exactly 3 keys and 3 arguments, or wait_ms is not an integer in 1..1000000000000
 -- error RLK_BADLEASE: lease_ms is not an integer in 1..1000000000000

@@ -1,5 +1,5 @@
 -- name: fair/nonreentrant_acquire
--- version: 3
+-- version: 4
 -- summary: Acquire a non-reentrant fair lock in FIFO order, or join its queue; the holder asking again is refused.
 -- redisson: RedissonNonReentrantFairLock.tryLockInnerAsync (drop stale; acquire when first; own -> error; else queue)
 -- time: server - now for the waiters' deadlines (Redisson passes the client's clock)

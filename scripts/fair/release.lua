@@ -1,5 +1,5 @@
 -- name: fair/release
--- version: 5
+-- version: 6
 -- summary: Leave a fair lock once; on the last exit delete it and wake the first waiter on its own channel.
 -- redisson: RedissonFairLock.unlockInnerAsync (drop stale head waiters; hincrby -1; del + publish 0 to the head)
 -- time: server - now to drop waiters whose deadline has passed (Redisson passes the client's clock)
@@ -8,10 +8,10 @@
 -- KEYS[3]: timeouts - zset redisson_lock_timeout:{lock}; waiter -> deadline, ms since the epoch (then dropped)
 -- KEYS[4]: channel - channel prefix redisson_lock__channel:{lock}; a waiter listens on <channel>:<waiter>
 -- ARGV[1]: owner - holder id <client-uuid>:<thread-id>, 1..1024 bytes
--- ARGV[2]: lease_ms - lease in milliseconds set while the owner still holds it, integer 1..1000000000000
+-- ARGV[2]: lease_ms - while the owner still holds it, its TTL is at least this (never cut), integer 1..1000000000000
 -- ARGV[3]: publish - the publish command: publish, or spublish (Redis 7 sharded pub/sub), as Redisson 4.7 passes it
 -- return nil: owner does not hold the lock (or there is no lock); only stale waiters dropped
--- return 0: still held by owner: count decremented, lease reset to lease_ms
+-- return 0: still held by owner: count decremented, TTL raised to lease_ms if shorter (none: kept none)
 -- return 1: released: lock deleted; message 0 (unlock) published on <channel>:<first waiter> if one waits
 -- error RLK_BADARG: not exactly 4 keys and 3 arguments
 -- error RLK_BADOWNER: owner is empty or longer than 1024 bytes
@@ -58,7 +58,8 @@ if not count then
   return nil
 end
 if count ~= '1' and redis.call('hincrby', lock, owner, -1) > 0 then
-  redis.call('pexpire', lock, lease_ms)
+  -- Still held: the TTL is never cut (another process may share the holder id); none: kept none.
+  redis.call('pexpire', lock, lease_ms, 'gt')
   return 0
 end
 redis.call('del', lock)

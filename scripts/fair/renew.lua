@@ -1,6 +1,6 @@
 -- name: fair/renew
--- version: 4
--- summary: Reset the lease of a fair lock the owner holds (watchdog renewal); drops stale head waiters first.
+-- version: 5
+-- summary: Renew a fair lock the owner holds (the watchdog; never cuts its TTL); drops stale waiters first.
 -- redisson: RedissonBaseLock.renewExpirationAsync (hexists -> pexpire, 1; else 0)
 -- time: server - now to drop waiters whose deadline has passed
 -- KEYS[1]: lock - the lock hash; field <owner> -> reentry count
@@ -8,7 +8,7 @@
 -- KEYS[3]: timeouts - zset redisson_lock_timeout:{lock}; waiter -> deadline, ms since the epoch (then dropped)
 -- ARGV[1]: lease_ms - new lease in milliseconds, integer 1..1000000000000
 -- ARGV[2]: owner - holder id <client-uuid>:<thread-id>, 1..1024 bytes
--- return 1: owner holds the lock; its lease is now lease_ms
+-- return 1: owner holds the lock; its TTL is now at least lease_ms (a longer one kept; none: kept none)
 -- return 0: owner does not hold the lock (or there is no lock); only stale waiters dropped
 -- error RLK_BADARG: not exactly 3 keys and 2 arguments
 -- error RLK_BADLEASE: lease_ms is not an integer in 1..1000000000000
@@ -46,7 +46,9 @@ held, bad = fair_read('hexists', lock, owner)
 if bad then return bad end
 drop_stale(queue, timeouts, due, head)
 if held == 1 then
-  redis.call('pexpire', lock, lease_ms)
+  -- GT: a renewal never cuts the TTL (the holder id may be shared, another process may count on
+  -- a longer fixed lease); a hold without a TTL keeps none.
+  redis.call('pexpire', lock, lease_ms, 'gt')
   return 1
 end
 return 0

@@ -1,5 +1,5 @@
 -- name: fastmulti/acquire
--- version: 2
+-- version: 3
 -- summary: Take every value of a faster MultiLock group for owner, all or none, in one call.
 -- redisson: RedissonFasterMultiLock.tryLockInnerAsync (nil acquired; else max expire_time - now of the other holders)
 -- time: server - "now" decides which other holders' expire_time has passed (free) and sets the new ones
@@ -91,8 +91,9 @@ end
 -- The hash lives at least as long as the longest hold in it. A TTL of 0 (under 1 ms left: the
 -- previous holders' time ran out this very moment) is raised too; Redisson's script skips it, and
 -- the hash with the new hold in it expires a moment later. A hash without TTL keeps none.
-local pttl = redis.call('pttl', group)
-if not existed or (pttl >= 0 and pttl < lease) then
-  redis.call('pexpire', group, lease)
+if existed then
+  redis.call('pexpire', group, lease_ms, 'gt')
+else
+  redis.call('pexpire', group, lease_ms)
 end
 return nil

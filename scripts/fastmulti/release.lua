@@ -1,5 +1,5 @@
 -- name: fastmulti/release
--- version: 1
+-- version: 2
 -- summary: Release owner's hold of every value of a faster MultiLock group, all or none; publish unlock.
 -- redisson: RedissonFasterMultiLock.unlockInnerAsync (nil not held; 1 all deleted; 0 some counted)
 -- time: server - "now" decides whether owner's expire_time passed (then it holds nothing); extends the rest
@@ -10,7 +10,7 @@
 -- ARGV[3]: publish - the publish command: publish, or spublish (Redis 7 sharded pub/sub), as Redisson 4.7 passes it
 -- ARGV[4..n]: values - the values to release: field names, each 1..1024 bytes without ':', none twice
 -- return nil: owner does not hold one of the values (or its expire_time passed); nothing changed
--- return 0: every lock_count went down by one; some values still held (re-entered), extended to now + lease_ms
+-- return 0: every lock_count went down by one; some values still held (re-entered), kept to now + lease_ms at least
 -- return 1: every lock_count reached 0: owner's fields of them deleted, message 0 (unlock) published on channel
 -- error RLK_BADARG: not exactly 2 keys, or fewer than 4 arguments
 -- error RLK_BADOWNER: owner is empty or longer than 1024 bytes
@@ -73,8 +73,9 @@ for i = 1, #values do
     all = false
   end
 end
-if not all and redis.call('pttl', group) < tonumber(lease_ms) then
-  redis.call('pexpire', group, lease_ms)
+-- The hash's TTL only rises (GT): never cut, and a group without a TTL keeps none.
+if not all then
+  redis.call('pexpire', group, lease_ms, 'gt')
 end
 -- The message last: when it is refused (an ACL without PUBLISH), the release is done all the same.
 if deleted then

@@ -1,12 +1,12 @@
 -- name: fastmulti/renew
--- version: 1
+-- version: 2
 -- summary: Renew every value of a faster MultiLock group that owner holds (the watchdog).
 -- redisson: FastMultilockTask.renew (1 renewed; 0 the group or one of the values is not owner's)
 -- time: server - "now" decides which of owner's holds are still live and sets their new expire_time
 -- KEYS[1]: group - the group hash: <value> -> holder; <value>:<holder>:expire_time (ms), :lock_count
 -- ARGV[1]: lease_ms - new lease in milliseconds, integer 1..1000000000000
 -- ARGV[2]: owner - holder id <client-uuid>:<thread-id>, 1..1024 bytes
--- return 1: owner holds at least one value whose expire_time has not passed: each such value extended to now + lease_ms
+-- return 1: owner holds at least one value whose expire_time has not passed: each such kept to now + lease_ms at least
 -- return 0: owner holds no live value in the group; nothing changed
 -- error RLK_BADARG: not exactly 1 key and 2 arguments
 -- error RLK_BADLEASE: lease_ms is not an integer in 1..1000000000000
@@ -53,7 +53,6 @@ end
 for i = 1, #renew do
   if renew[i][2] < until_ms then redis.call('hset', group, renew[i][1], until_ms) end
 end
-if redis.call('pttl', group) < tonumber(lease_ms) then
-  redis.call('pexpire', group, lease_ms)
-end
+-- The hash's TTL only rises (GT): never cut, and a group without a TTL keeps none.
+redis.call('pexpire', group, lease_ms, 'gt')
 return 1

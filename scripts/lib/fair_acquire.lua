@@ -68,8 +68,10 @@ local function fair_acquire(reentrant)
     end
   end
   if held == 1 then
+    -- A re-entry never shortens the hold (the holder id may be shared by several processes):
+    -- GT raises the TTL to lease_ms only when that is later; a hold without a TTL keeps none.
     redis.call('hincrby', lock, owner, 1)
-    redis.call('pexpire', lock, lease_ms)
+    redis.call('pexpire', lock, lease_ms, 'gt')
     return nil
   end
   if redis.call('zadd', timeouts, now + tonumber(wait_ms), owner) == 1 then

@@ -1,7 +1,7 @@
 -- name: reentrant/acquire
--- version: 12
+-- version: 13
 -- summary: Acquire or re-enter a reentrant lock, claim it when reserved for this waiter, or join the queue.
--- redisson: RedissonLock.tryLockInnerAsync (hincrby + pexpire, pttl when held); queue and grant: rlk's
+-- redisson: RedissonLock.tryLockInnerAsync (hincrby + pexpire, pttl when held); rlk's: queue, grant, TTL never cut
 -- time: none
 -- KEYS[1]: lock - the lock hash; field <owner> -> reentry count
 -- KEYS[2]: waiters - list {lock}:rlk_waiters of waiting tickets, first come first
@@ -11,19 +11,21 @@
 -- ARGV[2]: owner - holder id <client-uuid>:<thread-id>, 1..1024 bytes
 -- ARGV[3]: ticket - integer -67108863..67108863: 0 never queue; t > 0 new waiter (tail); -t queued already
 -- ARGV[4]: delay_ms - optional (with KEYS[4]): the lock-delay in milliseconds, integer 1..1000000000000
--- return nil: acquired (free, reserved for no other ticket; own grant and entry dropped), or re-entered
+-- return nil: acquired (free, reserved for no other ticket; own grant and entry dropped), or re-entered (TTL never cut)
 -- return integer: not acquired; ms to wait at most: holder's PTTL (-1: none); reserved: grant's or -1
 -- return -3: not acquired; queued first behind another ticket's reservation: attempt again after its claim window
 -- return array: not acquired; {wait, 1}: first in the queue: hear the lock's channel; {wait, 1|0, 1}: free, in delay
 -- error RLK_BADARG: not 3 keys and 3 arguments (or 4 and 4), a ticket or delay_ms out of range
 -- error RLK_BADLEASE: lease_ms is not an integer in 1..1000000000000
 -- error RLK_BADOWNER: owner is empty or longer than 1024 bytes
--- error RLK_WRONGTYPE: lock key not a lock's (lib/lock_shape), waiters not a list or grant not a string
+-- error RLK_WRONGTYPE: lock key not a lock's (lib/lock_shape), waiters no list, grant no string, delay no delay's
 -- end
 
 --- @include "lib/is_lease"
 
 --- @include "lib/lock_shape"
+
+--- @include "lib/delay_shape"
 
 if #KEYS ~= #ARGV or (#KEYS ~= 3 and #KEYS ~= 4) then
   return redis.error_reply('RLK_BADARG expected 3 keys and 3 arguments (lock-delay: 4 and 4)')
@@ -81,8 +83,18 @@ end
 local me = tostring(t < 0 and -t or t)
 local ttl = redis.call('pttl', lock)
 local wait, reserved
-local delayed = ttl == -2 and delay and redis.call('pttl', delay)
-local in_delay = delayed and delayed ~= -2
+-- Lock-delay: the delay key is read (its shape, lib/delay_shape) before it is waited on, written
+-- or refreshed: an application's value there is refused, not waited on for ever nor overwritten.
+local function delay_left()
+  local found, _, left = delay_shape(delay)
+  return left, found and redis.error_reply('RLK_WRONGTYPE delay key holds ' .. found)
+end
+local delayed, bad_delay
+if delay and ttl == -2 then
+  delayed, bad_delay = delay_left()
+  if bad_delay then return bad_delay end
+end
+local in_delay = delayed ~= nil
 if in_delay then
   -- Free, but its last holder lost it delay_ms ago or less: nobody takes it before the delay
   -- key expires (a release or a force unlock deletes it and publishes).
@@ -117,10 +129,23 @@ else
     return wrongtype(lock, 'lock', 'hash')
   end
   if mine == 1 then
-    redis.call('hincrby', lock, owner, 1)
-    redis.call('pexpire', lock, lease_ms)
+    -- A re-entry never shortens the hold: the holder id may be shared by several processes (a
+    -- nested rlk lock, a child handed the id), and another one may count on a longer lease. GT
+    -- sets the TTL only when it is later than the current one (a hold without a TTL keeps none).
     if delay then
-      redis.call('set', delay, delay_ms, 'px', tostring(lease_ms + delay_ms))
+      delayed, bad_delay = delay_left()
+      if bad_delay then return bad_delay end
+    end
+    redis.call('hincrby', lock, owner, 1)
+    redis.call('pexpire', lock, lease_ms, 'gt')
+    if delay then
+      -- The delay key outlives the hold by delay_ms: PX (the hold's TTL now) + delay_ms.
+      local px = tostring(math.max(ttl, tonumber(lease_ms)) + delay_ms)
+      if delayed then
+        redis.call('pexpire', delay, px, 'gt')
+      else
+        redis.call('set', delay, delay_ms, 'px', px)
+      end
     end
     return nil
   end

@@ -1,5 +1,5 @@
 -- name: reentrant/force_release
--- version: 4
+-- version: 5
 -- summary: Delete a reentrant lock whoever holds it and publish the unlock message.
 -- redisson: RedissonLock.forceUnlockAsync (del -> publish 0, 1; else 0)
 -- time: none
@@ -12,13 +12,17 @@
 -- return 0: there was no lock (nor delay key); nothing published
 -- return 2: no lock, but a lost one's delay key: deleted and message 0 published (the delay ends)
 -- error RLK_BADARG: not 2 keys (or 3) and 1 argument (or 2), or named not 'named'
--- error RLK_WRONGTYPE: the lock key not a lock's (lib/lock_shape; no TTL: unless named)
+-- error RLK_WRONGTYPE: the lock key not a lock's (lib/lock_shape; no TTL: unless named), the delay key not a delay's
 -- error RLK_BADPUBLISH: publish is not exactly publish or spublish
 -- end
 
 --- @include "lib/publish_cmd"
 
 --- @include "lib/lock_shape"
+
+--- @include "lib/is_lease"
+
+--- @include "lib/delay_shape"
 
 if (#KEYS ~= 2 and #KEYS ~= 3) or (#ARGV ~= 1 and #ARGV ~= 2) then
   return redis.error_reply('RLK_BADARG expected 2 keys and 1 argument (lock-delay: 3 keys; named: 2 arguments)')
@@ -34,6 +38,14 @@ local found, unsure = lock_shape(lock)
 if found or (unsure and not ARGV[2]) then
   return redis.error_reply('RLK_WRONGTYPE lock key holds ' .. (found or unsure
     .. ': name the kind to remove it'))
+end
+-- The delay key too (lib/delay_shape), named or not: 'named' speaks of the lock's kind, and an
+-- application's value at {lock}:rlk_delay is no lock-delay of rlk's.
+if delay then
+  local bad_delay = delay_shape(delay)
+  if bad_delay then
+    return redis.error_reply('RLK_WRONGTYPE delay key holds ' .. bad_delay)
+  end
 end
 local kind = redis.call('type', lock).ok
 

@@ -1,5 +1,5 @@
 -- name: reentrant/release
--- version: 8
+-- version: 9
 -- summary: Leave a reentrant lock once; on the last exit delete it, reserve it for the first waiter, publish.
 -- redisson: RedissonLock.unlockInnerAsync (hincrby -1; pexpire while held, else del + publish 0); grant: rlk's
 -- time: none
@@ -9,23 +9,25 @@
 -- KEYS[4]: grant - string {lock}:rlk_next: ticket the free lock is reserved for, PX claim window
 -- KEYS[5]: delay - optional (lock-delay): string {lock}:rlk_delay: refreshed while held, deleted by the last exit
 -- ARGV[1]: owner - holder id <client-uuid>:<thread-id>, 1..1024 bytes
--- ARGV[2]: lease_ms - lease in milliseconds set while the owner still holds it, integer 1..1000000000000
+-- ARGV[2]: lease_ms - while the owner still holds it, its TTL is at least this (never cut), integer 1..1000000000000
 -- ARGV[3]: claim_ms - how long the first waiter has to claim the lock, integer 1..1000000000000
 -- ARGV[4]: publish - the publish command: publish, or spublish (Redis 7 sharded pub/sub), as Redisson 4.7 passes it
 -- return nil: owner does not hold the lock (or there is no lock); nothing changed
--- return 0: still held by owner: count decremented, lease reset to lease_ms
+-- return 0: still held by owner: count decremented, TTL raised to lease_ms if shorter (none: kept none)
 -- return 1: released: the lock key deleted and message 0 (unlock) published on channel; nobody queued
 -- return 2: released, reserved for the first waiter (popped) for claim_ms; head*2^26 on its wake channel, then 0
 -- error RLK_BADARG: not 4 (or 5) keys and 4 arguments, or claim_ms is not an integer in 1..1000000000000
 -- error RLK_BADOWNER: owner is empty or longer than 1024 bytes
 -- error RLK_BADLEASE: lease_ms is not an integer in 1..1000000000000
--- error RLK_WRONGTYPE: the lock key is not a hash, the waiters key not a list or the delay key not a string
+-- error RLK_WRONGTYPE: the lock key is not a hash, the waiters key not a list or the delay key not a delay's
 -- error RLK_BADPUBLISH: publish is not exactly publish or spublish
 -- end
 
 --- @include "lib/is_lease"
 
 --- @include "lib/publish_cmd"
+
+--- @include "lib/delay_shape"
 
 if (#KEYS ~= 4 and #KEYS ~= 5) or #ARGV ~= 4 then
   return redis.error_reply('RLK_BADARG expected 4 keys and 4 arguments (lock-delay: 5 keys)')
@@ -65,17 +67,24 @@ if not count then
   return nil
 end
 -- A count is what HSET/HINCRBY wrote: '1' is the last exit, without a tonumber on the fast path.
-if count ~= '1' and tonumber(count) > 1 then
-  -- Lock-delay: the delay key (its value the delay) keeps PX lease + delay, as acquire set it.
-  local d = delay and redis.pcall('get', delay)
-  if type(d) == 'table' then
-    return redis.error_reply('RLK_WRONGTYPE delay key holds a ' .. redis.call('type', delay).ok
-      .. ', not a string')
+-- Lock-delay: the delay key is read (its shape, lib/delay_shape) before it is refreshed or
+-- deleted: an application's value there is refused with nothing changed.
+local d
+if delay then
+  local found
+  found, d = delay_shape(delay)
+  if found then
+    return redis.error_reply('RLK_WRONGTYPE delay key holds ' .. found)
   end
+end
+if count ~= '1' and tonumber(count) > 1 then
+  -- Still held: the TTL is never cut (another process may share the holder id and count on a
+  -- longer lease): GT raises it to lease_ms only when that is later, and a hold without a TTL
+  -- keeps none. The delay key (its value the delay) keeps at least PX lease + delay.
   redis.call('hincrby', lock, owner, -1)
-  redis.call('pexpire', lock, lease_ms)
-  if d and tonumber(d) then
-    redis.call('pexpire', delay, tostring(lease_ms + tonumber(d)))
+  redis.call('pexpire', lock, lease_ms, 'gt')
+  if d then
+    redis.call('pexpire', delay, tostring(lease_ms + tonumber(d)), 'gt')
   end
   return 0
 end

@@ -1,13 +1,13 @@
 -- name: reentrant/renew
--- version: 4
--- summary: Reset the lease of a reentrant lock the owner holds (watchdog renewal of one lock).
+-- version: 5
+-- summary: Renew the lease of a reentrant lock the owner holds (watchdog renewal of one lock); never cut a TTL.
 -- redisson: RedissonBaseLock.renewExpirationAsync (hexists -> pexpire, 1; else 0)
 -- time: none
 -- KEYS[1]: lock - the lock hash; field <owner> -> reentry count
--- KEYS[2]: delay - optional (lock-delay): string {lock}:rlk_delay: its PX reset to lease_ms + its value
+-- KEYS[2]: delay - optional (lock-delay): string {lock}:rlk_delay: its PX raised to lease_ms + its value
 -- ARGV[1]: lease_ms - new lease in milliseconds, integer 1..1000000000000
 -- ARGV[2]: owner - holder id <client-uuid>:<thread-id>, 1..1024 bytes
--- return 1: owner holds the lock; its lease is now lease_ms
+-- return 1: owner holds the lock; its TTL is now at least lease_ms (a longer one kept; none: kept none)
 -- return 0: owner does not hold the lock (or there is no lock); nothing changed
 -- error RLK_BADARG: not 1 key (or 2) and 2 arguments
 -- error RLK_BADLEASE: lease_ms is not an integer in 1..1000000000000
@@ -33,8 +33,10 @@ if kind ~= 'none' and kind ~= 'hash' then
   return redis.error_reply('RLK_WRONGTYPE lock key holds a ' .. kind .. ', not a hash')
 end
 
+-- GT: a renewal never cuts the TTL (the holder id may be shared, another process may count on a
+-- longer fixed lease); a hold without a TTL keeps none.
 if kind == 'hash' and redis.call('hexists', lock, owner) == 1 then
-  redis.call('pexpire', lock, lease_ms)
+  redis.call('pexpire', lock, lease_ms, 'gt')
   if delay then
     renew_delay(delay, lease_ms)
   end

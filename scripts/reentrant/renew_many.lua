@@ -1,12 +1,12 @@
 -- name: reentrant/renew_many
--- version: 3
+-- version: 4
 -- summary: Renew many reentrant locks in one call (the watchdog); in a cluster the caller groups keys by slot.
 -- redisson: RedissonBaseLock.renewExpirationAsync, once per lock
 -- time: none
 -- KEYS[1..n]: locks - lock hashes to renew, in one hash slot; a lock with a lock-delay may be followed by its delay key
 -- ARGV[1]: lease_ms - new lease in milliseconds for every lock, integer 1..1000000000000
 -- ARGV[2..n]: owners - one for all keys, or one per key in KEYS order (1..1024 bytes; '': the key is a delay key)
--- return array: one entry per lock (none per delay key) in KEYS order: 1 renewed (owner holds it), 0 not held by it
+-- return array: one entry per lock (none per delay key) in KEYS order: 1 renewed (TTL >= lease_ms), 0 not held by it
 -- error RLK_BADARG: no keys, or neither 1 owner nor one owner per key
 -- error RLK_BADLEASE: lease_ms is not an integer in 1..1000000000000
 -- error RLK_BADOWNER: an owner is empty (its key not the delay key of the lock before it) or longer than 1024 bytes
@@ -51,11 +51,13 @@ for j = 1, #locks do
   end
 end
 
+-- GT: a renewal never cuts a TTL (a holder id may be shared, another process may count on a
+-- longer fixed lease); a hold without a TTL keeps none.
 local renewed = {}
 for j = 1, #locks do
   renewed[j] = 0
   if kinds[j] == 'hash' and redis.call('hexists', locks[j], owners[j]) == 1 then
-    redis.call('pexpire', locks[j], lease_ms)
+    redis.call('pexpire', locks[j], lease_ms, 'gt')
     if delays[j] then
       renew_delay(delays[j], lease_ms)
     end

@@ -1,5 +1,5 @@
 -- name: rwlock/read_acquire
--- version: 4
+-- version: 5
 -- summary: Take or re-enter the read lock of a read-write lock (the writer may too); not a lock reserved for a writer.
 -- redisson: RedissonReadLock.tryLockInnerAsync (hincrby + timeout key <n>; pttl when another writes); grant: rlk's
 -- time: none
@@ -8,13 +8,13 @@
 -- KEYS[3]: grant - string {lock}:rlk_next: the writer's ticket the free lock is reserved for, PX claim window
 -- ARGV[1]: lease_ms - lease in milliseconds of this read, integer 1..1000000000000
 -- ARGV[2]: owner - holder id <client-uuid>:<thread-id>, 1..1024 bytes, not 'mode', not ending in ':write'
--- return nil: acquired: read count n + 1, key <prefix>:<owner>:rwlock_timeout:<n+1> set, hash TTL >= lease_ms
+-- return nil: acquired: read count n + 1, key <prefix>:<owner>:rwlock_timeout:<n+1> set, hash TTL >= lease_ms (or none)
 -- return integer: not acquired: another owner writes: the lock's PTTL (-1: none)
 -- return array: {grant PTTL, 0}: not acquired; the free lock is reserved for a writer: wait out its claim window
 -- error RLK_BADARG: not exactly 3 keys and 2 arguments, or prefix is not the lock's timeout-key prefix
 -- error RLK_BADLEASE: lease_ms is not an integer in 1..1000000000000
 -- error RLK_BADOWNER: owner is empty, longer than 1024 bytes, 'mode', or ends in ':write'
--- error RLK_WRONGTYPE: the lock key is not a read-write lock, or the timeout key or the grant key not a string
+-- error RLK_WRONGTYPE: lock key not a read-write lock's (lib/rw_shape when no TTL), timeout or grant not a string
 -- end
 
 --- @include "lib/is_lease"
@@ -26,6 +26,8 @@
 
 -- 'none', 'read' or 'write'; nil and the reason when the key is not a read-write lock.
 --- @include "lib/rw_mode"
+
+--- @include "lib/rw_shape"
 
 if #KEYS ~= 3 or #ARGV ~= 2 then
   return redis.error_reply('RLK_BADARG expected 3 keys and 2 arguments')
@@ -45,8 +47,26 @@ if not mode then
   return redis.error_reply('RLK_WRONGTYPE ' .. why)
 end
 
-if mode == 'write' and redis.call('hexists', lock, owner .. ':write') == 0 then
-  return redis.call('pttl', lock)
+-- Not the caller's and no TTL (a live lock always has one): a key rlk does not own? An
+-- application's hash that happens to hold a mode field is neither joined nor waited on for ever
+-- (lib/rw_shape); a hash with a TTL, or the caller's, reads no shape.
+local function foreign()
+  local found = rw_shape(lock)
+  return found and redis.error_reply('RLK_WRONGTYPE lock key holds ' .. found)
+end
+local count
+if mode == 'write' then
+  if redis.call('hexists', lock, owner .. ':write') == 0 then
+    local ttl = redis.call('pttl', lock)
+    return ttl == -1 and foreign() or ttl
+  end
+  count = redis.call('hget', lock, owner)
+elseif mode == 'read' then
+  count = redis.call('hget', lock, owner)
+  if not count and redis.call('pttl', lock) == -1 then
+    local bad = foreign()
+    if bad then return bad end
+  end
 end
 if mode == 'none' then
   -- A release reserved the free lock for the first waiting writer: readers wait until it has
@@ -62,7 +82,7 @@ if mode == 'none' then
     return {redis.call('pttl', grant), 0}
   end
 end
-local n = (tonumber(redis.call('hget', lock, owner)) or 0) + 1
+local n = (tonumber(count) or 0) + 1
 local timeout_key = prefix .. ':' .. owner .. ':rwlock_timeout:' .. n
 local kind = redis.call('type', timeout_key).ok
 if kind ~= 'none' and kind ~= 'string' then
@@ -70,11 +90,13 @@ if kind ~= 'none' and kind ~= 'string' then
 end
 
 redis.call('hincrby', lock, owner, 1)
+redis.call('set', timeout_key, '1', 'px', lease_ms)
 if mode == 'none' then
   redis.call('hset', lock, 'mode', 'read')
-end
-redis.call('set', timeout_key, '1', 'px', lease_ms)
-if redis.call('pttl', lock) < tonumber(lease_ms) then
   redis.call('pexpire', lock, lease_ms)
+else
+  -- The hash's TTL only rises (GT; a hold without a TTL keeps none): a read never shortens the
+  -- others' holds, nor its own holder's under a shared id.
+  redis.call('pexpire', lock, lease_ms, 'gt')
 end
 return nil

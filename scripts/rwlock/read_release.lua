@@ -1,5 +1,5 @@
 -- name: rwlock/read_release
--- version: 4
+-- version: 5
 -- summary: Leave a read lock once; in read mode TTL = the longest live read, or delete, grant to a writer, publish.
 -- redisson: RedissonReadLock.unlockInnerAsync (hincrby -1, del timeout key, pexpire max pttl; else del, publish 0)
 -- time: none
@@ -12,7 +12,7 @@
 -- ARGV[2]: claim_ms - how long the first waiting writer has to claim the lock, integer 1..1000000000000
 -- ARGV[3]: publish - the publish command: publish, or spublish (Redis 7 sharded pub/sub), as Redisson 4.7 passes it
 -- return nil: owner holds no read of the lock (or there is no lock); nothing changed
--- return 0: one read left (its timeout key deleted); still held; in read mode hash TTL = longest live read (>= 1 ms)
+-- return 0: one read left (highest key deleted, its TTL kept by the next); still held; read mode: TTL = longest read
 -- return 1: the last live read left in read mode: lock hash deleted, 0 (unlock) published on channel; no writer queued
 -- return 2: the last live read left: deleted, reserved for the first writer; head*2^26 on its wake channel, then 0
 -- error RLK_BADARG: not 5 keys and 3 arguments, prefix not the lock's timeout-key prefix, or claim_ms not 1..10^12
@@ -90,7 +90,18 @@ local left = redis.call('hincrby', lock, owner, -1)
 if left <= 0 then
   redis.call('hdel', lock, owner)
 end
-redis.call('del', prefix .. ':' .. owner .. ':rwlock_timeout:' .. (left + 1))
+-- The reads of one holder id are counted, not told apart, and the highest key goes; but the id may
+-- be shared by processes whose leases differ (a nested rlk lock), and the read that left may not
+-- be the one whose key goes: the reads left keep the longest TTL (GT on the key below: a partial
+-- release never shortens a hold).
+local gone = prefix .. ':' .. owner .. ':rwlock_timeout:' .. (left + 1)
+if left > 0 then
+  local kept = redis.call('pttl', gone)
+  if kept > 0 then
+    redis.call('pexpire', prefix .. ':' .. owner .. ':rwlock_timeout:' .. left, kept, 'gt')
+  end
+end
+redis.call('del', gone)
 if mode == 'write' then
   return 0
 end

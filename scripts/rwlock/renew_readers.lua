@@ -1,11 +1,11 @@
 -- name: rwlock/renew_readers
--- version: 2
+-- version: 3
 -- summary: Renew the reads of several owners of one read-write lock (the watchdog); other owners' reads untouched.
 -- redisson: RedissonReadLock.renewExpirationAsync (pexpire the hash and every read's timeout key)
 -- time: none
 -- KEYS[1]: lock - the lock hash; field mode -> read|write, <owner> -> reads, <owner>:write -> writes
 -- KEYS[2]: prefix - {lock} (lock if it has a '{'); the script derives <prefix>:<owner>:rwlock_timeout:<n>, same slot
--- ARGV[1]: lease_ms - new lease in milliseconds of each renewed read, integer 1..1000000000000
+-- ARGV[1]: lease_ms - each renewed read's TTL is at least this afterwards (never cut), integer 1..1000000000000
 -- ARGV[2..n]: owners - holder ids whose reads to renew; each 1..1024 bytes, not 'mode', not ending in ':write'
 -- return array: per owner in ARGV order: 1 every read renewed, 0 no read held or one had expired (lost)
 -- error RLK_BADARG: not exactly 2 keys and at least 2 arguments, or prefix is not the lock's timeout-key prefix
@@ -24,12 +24,17 @@
 -- 'none', 'read' or 'write'; nil and the reason when the key is not a read-write lock.
 --- @include "lib/rw_mode"
 
--- Renews the timeout keys of owner's reads. Returns how many it renewed and how many it counts.
+-- Renews the timeout keys of owner's reads: GT, so a read's longer TTL is never cut (the holder
+-- id may be shared by processes whose leases differ). Returns how many are live (raised, or
+-- longer already) and how many it counts.
 local function renew_owner(lock, prefix, owner, lease_ms)
   local count = tonumber(redis.call('hget', lock, owner)) or 0
   local renewed = 0
   for n = 1, count do
-    renewed = renewed + redis.call('pexpire', prefix .. ':' .. owner .. ':rwlock_timeout:' .. n, lease_ms)
+    local key = prefix .. ':' .. owner .. ':rwlock_timeout:' .. n
+    local set = redis.call('pexpire', key, lease_ms, 'gt')
+    if set == 0 then set = redis.call('exists', key) end   -- 0: gone, or kept its longer TTL
+    renewed = renewed + set
   end
   return renewed, count
 end
@@ -64,7 +69,7 @@ for i = 2, #ARGV do
     if count > 0 and renewed == count then result[i - 1] = 1 end
   end
 end
-if any and redis.call('pttl', lock) < tonumber(lease_ms) then
-  redis.call('pexpire', lock, lease_ms)
+if any then
+  redis.call('pexpire', lock, lease_ms, 'gt')
 end
 return result

@@ -1,12 +1,12 @@
 -- name: rwlock/renew_writer
--- version: 2
+-- version: 3
 -- summary: Renew the write lock the owner holds (the watchdog): raise the hash TTL to at least lease_ms.
 -- redisson: RedissonBaseLock.renewExpirationAsync with <owner>:write (hexists -> pexpire, 1; else 0)
 -- time: none
 -- KEYS[1]: lock - the lock hash; field mode -> read|write, <owner> -> reads, <owner>:write -> writes
 -- ARGV[1]: lease_ms - new lease in milliseconds, integer 1..1000000000000
 -- ARGV[2]: owner - holder id <client-uuid>:<thread-id>, 1..1024 bytes, not 'mode', not ending in ':write'
--- return 1: owner holds the write lock; the hash TTL is now at least lease_ms
+-- return 1: owner holds the write lock; the hash TTL is now at least lease_ms (none: kept none)
 -- return 0: owner does not hold the write lock (or there is no lock); nothing changed
 -- error RLK_BADARG: not exactly 1 key and 2 arguments
 -- error RLK_BADLEASE: lease_ms is not an integer in 1..1000000000000
@@ -39,7 +39,6 @@ end
 if mode ~= 'write' or redis.call('hexists', lock, owner .. ':write') == 0 then
   return 0
 end
-if redis.call('pttl', lock) < tonumber(lease_ms) then
-  redis.call('pexpire', lock, lease_ms)
-end
+-- GT: a renewal never cuts the TTL (a holder id may be shared); a hold without a TTL keeps none.
+redis.call('pexpire', lock, lease_ms, 'gt')
 return 1

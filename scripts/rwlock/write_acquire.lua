@@ -1,5 +1,5 @@
 -- name: rwlock/write_acquire
--- version: 3
+-- version: 4
 -- summary: Take or re-enter the write lock of a read-write lock, claim it when reserved for this waiter, or queue.
 -- redisson: RedissonWriteLock.tryLockInnerAsync (hset mode write + <owner>:write; pttl when held); queue: rlk's
 -- time: none
@@ -9,14 +9,14 @@
 -- ARGV[1]: lease_ms - lease in milliseconds, integer 1..1000000000000
 -- ARGV[2]: owner - holder id <client-uuid>:<thread-id>, 1..1024 bytes, not 'mode', not ending in ':write'
 -- ARGV[3]: ticket - integer -67108863..67108863: 0 never queue; t > 0 new waiter (tail); -t queued already
--- return nil: acquired (free, reserved for no other ticket; own grant and entry dropped), or re-entered (count + 1)
+-- return nil: acquired (free, reserved for no other ticket; own grant and entry dropped), or re-entered (TTL never cut)
 -- return integer: not acquired; ms to wait at most: the lock's PTTL (-1: none); reserved: grant PTTL or -1
 -- return -3: not acquired; queued first behind another ticket's reservation: attempt again after its claim window
 -- return array: {wait, 1}: not acquired; first in the queue, or reserved or queued again: hear the lock's channel
 -- error RLK_BADARG: not exactly 3 keys and 3 arguments, or ticket is not an integer in -67108863..67108863
 -- error RLK_BADLEASE: lease_ms is not an integer in 1..1000000000000
 -- error RLK_BADOWNER: owner is empty, longer than 1024 bytes, 'mode', or ends in ':write'
--- error RLK_WRONGTYPE: the lock key is not a read-write lock, the waiters key not a list or the grant key not a string
+-- error RLK_WRONGTYPE: lock key not a read-write lock's (lib/rw_shape when no TTL), waiters no list, grant no string
 -- error RLK_UPGRADE: the lock is in read mode and owner holds one of the reads; waiting could never succeed
 -- end
 
@@ -26,6 +26,8 @@
 
 -- 'none', 'read' or 'write'; nil and the reason when the key is not a read-write lock.
 --- @include "lib/rw_mode"
+
+--- @include "lib/rw_shape"
 
 -- Keeps a waiter that did not take the lock in the queue of tickets, or puts it there.
 --- @include "lib/join_queue"
@@ -82,16 +84,22 @@ if mode == 'none' then
   wait = t == 0 and redis.call('pttl', grant) or -1
 else
   if mode == 'write' and redis.call('hexists', lock, writer) == 1 then
+    -- A re-entry never shortens the hold (GT; a hold without a TTL keeps none).
     redis.call('hincrby', lock, writer, 1)
-    if redis.call('pttl', lock) < tonumber(lease_ms) then
-      redis.call('pexpire', lock, lease_ms)
-    end
+    redis.call('pexpire', lock, lease_ms, 'gt')
     return nil
   end
   if mode == 'read' and redis.call('hexists', lock, owner) == 1 then
     return redis.error_reply('RLK_UPGRADE owner holds a read of this lock; release its reads before writing')
   end
   wait = redis.call('pttl', lock)
+  -- Not the caller's and no TTL (a live lock always has one): a key rlk does not own?
+  if wait == -1 then
+    local found = rw_shape(lock)
+    if found then
+      return redis.error_reply('RLK_WRONGTYPE lock key holds ' .. found)
+    end
+  end
 end
 -- Not acquired: a waiter stays in (or joins) the queue. The first in the queue is told so: a
 -- release that grants nobody (a Redisson holder's) frees the lock for it, and only the lock's

@@ -1,5 +1,5 @@
 -- name: rwlock/write_release
--- version: 6
+-- version: 7
 -- summary: Leave the write lock once; on the last exit downgrade to the owner's reads, or delete, grant; publish 1.
 -- redisson: RedissonWriteLock.unlockInnerAsync (hincrby -1; pexpire while held; else hdel + mode read or del)
 -- time: none
@@ -13,7 +13,7 @@
 -- ARGV[3]: claim_ms - how long the first waiting writer has to claim the lock, integer 1..1000000000000
 -- ARGV[4]: publish - the publish command: publish, or spublish (Redis 7 sharded pub/sub), as Redisson 4.7 passes it
 -- return nil: owner does not hold the write lock (or there is no lock); nothing changed
--- return 0: still written by owner: write count - 1, hash TTL raised to at least lease_ms
+-- return 0: still written by owner: write count - 1, hash TTL raised to at least lease_ms (none: kept none)
 -- return 1: write released; downgraded to read (owner's live reads, TTL = longest, >= 1 ms) or deleted; 1 published
 -- return 2: write released, deleted, reserved for the first writer for claim_ms; head*2^26 on its wake channel, then 1
 -- error RLK_BADARG: not 5 keys and 4 arguments, prefix not the lock's timeout-key prefix, or claim_ms not 1..10^12
@@ -79,10 +79,9 @@ if not count then
   return nil
 end
 if (tonumber(count) or 0) > 1 then
+  -- Still held: the TTL is never cut (GT; a hold without a TTL keeps none).
   redis.call('hincrby', lock, writer, -1)
-  if redis.call('pttl', lock) < tonumber(lease_ms) then
-    redis.call('pexpire', lock, lease_ms)
-  end
+  redis.call('pexpire', lock, lease_ms, 'gt')
   return 0
 end
 local longest = longest_own_read(lock, prefix, owner)
