@@ -41,10 +41,10 @@
 -- A check that does not run to its end (an ERROR of the check itself: 40001 at REPEATABLE READ or
 -- SERIALIZABLE, 55P03 from lock_timeout, 42501 for a role without EXECUTE, 42883 for a misspelt
 -- name, a cancel) records nothing, and inside a savepoint its error is undone with the savepoint:
--- only a protected table refuses the writes then. rlk.protect(table, fence) adds to the table the
--- constraint trigger rlk_fence_guard (AFTER INSERT OR UPDATE OR DELETE, FOR EACH ROW, DEFERRABLE
--- INITIALLY DEFERRED) and the trigger rlk_fence_guard_truncate (BEFORE TRUNCATE), both enabled
--- ALWAYS. A passing check sets a mark for its fence in the transaction (set_config(..., true): a
+-- only a protected table refuses the writes then. rlk.protect(table, fence) adds to the table (and
+-- to its partitions and inheritance children) the constraint trigger rlk_fence_guard (AFTER INSERT
+-- OR UPDATE OR DELETE, FOR EACH ROW, DEFERRABLE INITIALLY DEFERRED) and the trigger
+-- rlk_fence_guard_truncate (BEFORE TRUNCATE), both enabled ALWAYS. A passing check sets a mark for its fence in the transaction (set_config(..., true): a
 -- ROLLBACK TO a savepoint taken before the check, or the end of a plpgsql EXCEPTION block that
 -- caught an error after it, undoes the mark with the check); the mark names the transaction and
 -- the token and carries a MAC made with a secret only the schema's owner can read (table

@@ -52,7 +52,8 @@
  *   lowered        the fence lowered (by the schema's owner) in the same transaction after the
  *                  check: RLK_FENCED at COMMIT
  *   warning        the autocommit WARNING (RLK_AUTOCOMMIT, SQLSTATE RLKAC) in a transaction of its
- *                  own (simple protocol); none after BEGIN, nor in "BEGIN; SELECT ...; COMMIT"
+ *                  own (simple protocol); none after BEGIN, nor in "BEGIN; SELECT ...; COMMIT"; what
+ *                  autocommit through the extended protocol did is printed
  *   partitions     a partitioned table (a partition made after rlk.protect included) and a table
  *                  with an inheritance child: writes through the parent and into the children
  *                  without a check are refused; a later partition's TRUNCATE is guarded once
@@ -1066,11 +1067,12 @@ static void warning(PGconn *ctl)
     PQclear(r);
     extended = strstr(warnings, "RLK_AUTOCOMMIT") != NULL;
     printf("warning: autocommit (simple protocol) %s; after BEGIN %s; \"BEGIN; SELECT ...; COMMIT\" %s; "
-           "autocommit through the extended protocol %s (not seen, as documented)\n",
+           "autocommit through the extended protocol %s (the docs say it is not seen: printed, not "
+           "checked, as it rests on the Parse and Bind messages taking a microsecond)\n",
            plain ? "warned" : "silent", in_block ? "warned" : "silent", one_string ? "warned" : "silent",
            extended ? "warned" : "silent");
-    CHECK(plain && !in_block && !one_string && !extended, "warning: %d %d %d %d", plain, in_block, one_string,
-          extended);
+    CHECK(plain && !in_block && !one_string, "warning: autocommit %d, after BEGIN %d, one string %d", plain,
+          in_block, one_string);
     PQfinish(a);
 }
 
