@@ -46,7 +46,9 @@
  *                  only EXECUTE: commits; UPDATE and DELETE without a check: refused; TRUNCATE before
  *                  the check: refused, after it: runs
  *   undone         a passing check undone by ROLLBACK TO SAVEPOINT, or by a plpgsql EXCEPTION block
- *                  that caught an error after it: the writes after it are refused
+ *                  that caught an error after it, or its mark read and set again after ROLLBACK TO
+ *                  (also behind 70 subtransactions): the writes after it are refused; a check in a
+ *                  released savepoint passes
  *   forged         a mark set by the caller (SET LOCAL), and a real mark carried into another
  *                  transaction: refused
  *   lowered        the fence lowered (by the schema's owner) in the same transaction after the
@@ -823,6 +825,7 @@ static void undone(PGconn *ctl)
     const char *t = "public.guarded_undone";
 
     table(ctl, "guarded_undone");
+    table(ctl, "undone_scratch");
     must(ctl, "SELECT rlk.protect('%s', 'undone')", t);
     seed(ctl, "undone", 10);
     must(a, "BEGIN");
@@ -840,8 +843,46 @@ static void undone(PGconn *ctl)
     CHECK(d.ok, "undone: DO: %s %s", d.state, d.msg);
     o = run(a, "COMMIT");
     CHECK(unchecked(&o) && rows(ctl, t, "%") == 0, "undone: EXCEPTION block: %s %s %s", o.cmd, o.state, o.msg);
-    printf("undone: a passing check undone by ROLLBACK TO, or by an EXCEPTION block: the writes after it "
-           "refused (RLK_UNCHECKED)\n");
+    /* The mark read before ROLLBACK TO and set again after it (the row lock went with the
+     * rollback): refused, the mark names the rolled-back subtransaction. With 70 subtransactions
+     * before it, so that PostgreSQL's cache of a backend's subtransactions (64) has overflowed and
+     * their status comes from pg_subtrans; and a check in a released savepoint after those passes. */
+    for (int deep = 0; deep < 2; deep++) {
+        outcome mark, chk;
+
+        must(a, "BEGIN");
+        for (int i = 0; deep && i < 70; i++) {
+            must(a, "SAVEPOINT s%d", i);
+            must(a, "INSERT INTO public.undone_scratch VALUES (%d)", i);
+            if (i % 2)
+                must(a, "RELEASE SAVEPOINT s%d", i);
+        }
+        must(a, "SAVEPOINT s");
+        must(a, "SELECT rlk.fence_check('undone', 10)");
+        mark = run(a, "SELECT current_setting('rlk.mark_756e646f6e65')");
+        must(a, "ROLLBACK TO SAVEPOINT s");
+        must(a, "SELECT set_config('rlk.mark_756e646f6e65', '%s', true)", mark.value);
+        must(a, "INSERT INTO %s VALUES (10, 'replayed')", t);
+        o = run(a, "COMMIT");
+        CHECK(unchecked(&o) && rows(ctl, t, "replayed") == 0, "undone: the mark set again after ROLLBACK TO (%s "
+              "subtransactions before): %s %s %s", deep ? "70" : "no", o.cmd, o.state, o.msg);
+        must(a, "BEGIN");
+        for (int i = 0; deep && i < 70; i++) {
+            must(a, "SAVEPOINT s%d", i);
+            must(a, "INSERT INTO public.undone_scratch VALUES (%d)", i);
+        }
+        must(a, "SAVEPOINT s");
+        chk = run(a, "SELECT rlk.fence_check('undone', 10)");
+        must(a, "RELEASE SAVEPOINT s");
+        must(a, "INSERT INTO %s VALUES (10, 'released')", t);
+        o = run(a, "COMMIT");
+        CHECK(chk.ok && committed(&o) && rows(ctl, t, "released") == 1 + deep,
+              "undone: a check in a released savepoint (%s subtransactions before): %s %s %s", deep ? "70" : "no",
+              o.cmd, o.state, o.msg);
+    }
+    printf("undone: a passing check undone by ROLLBACK TO, or by an EXCEPTION block, and its mark set again "
+           "after ROLLBACK TO (also behind 70 subtransactions): the writes after it refused (RLK_UNCHECKED); "
+           "a check in a released savepoint: committed\n");
     PQfinish(a);
 }
 
