@@ -485,6 +485,8 @@ static void alk_read_acq_reply(rlk_async *ac, int rc, const redisReply *r, const
     rlk_a_lockreq *a = arg;
     long long n = 0, token = 0, pttl = -2;
     int rel = a->lost_rel;
+    rlk_fam_rel_settled settled;
+    rlk_a_hold *h;
 
     rlk_a_unused(2, ac, lost);
     if (alk_replied(a, rc, errstr))
@@ -570,21 +572,28 @@ static void alk_read_acq_reply(rlk_async *ac, int rc, const redisReply *r, const
             rlk_a_wait_retry(&a->w, 0);
         return;
     }
-    /* A lost release: did it run? */
-    if (n < a->known) {
-        rlk_a_hold *h = rlk_a_hold_find(a->h.ac, a->k->hold, a->name, a->owner);
-
-        if (h && n > 0)
-            h->count = n;
-        else if (h)
-            rlk_a_hold_drop(a->h.ac, h);
-        if (a->acquire)
-            alk_undone(a);
-        else
-            rlk_ae_complete(a->h.r, RLK_OK, n, NULL, NULL);
+    /* A lost release: did it run? (The holder ids of this API are its own: never given.) */
+    settled = rlk_fam_release_rule(a->known, n, 0);
+    if (settled == RLK_FAM_REL_AGAIN) {
+        alk_release(a);     /* it did not run */
         return;
     }
-    alk_release(a);     /* it did not run */
+    h = rlk_a_hold_find(a->h.ac, a->k->hold, a->name, a->owner);
+    if (h && n > 0 && settled == RLK_FAM_REL_RAN)
+        h->count = n;
+    else if (h)
+        rlk_a_hold_drop(a->h.ac, h);    /* gone, or left to its lease (unknown) */
+    if (settled == RLK_FAM_REL_UNKNOWN)
+        RLK_A_COUNT(a->h, lost_unsettled);
+    if (a->acquire)
+        alk_undone(a);
+    else if (settled == RLK_FAM_REL_UNKNOWN)
+        rlk_ae_complete(a->h.r, RLK_ERR_UNSETTLED, 0, NULL, "%s %s: a release's reply was lost "
+                        "(outcome unknown: the server counts %lld holds of this holder, where "
+                        "this client knew of %lld; nothing sent again: a hold it left ends with "
+                        "its lease)", a->k->what, a->name, n, a->known);
+    else
+        rlk_ae_complete(a->h.r, RLK_OK, n, NULL, NULL);
 }
 
 /* One attempt: the row's acquire with the ticket (queued: -ticket). */

@@ -130,22 +130,28 @@ static int rlk_fam_unsettled(const rlk_fam_base *b, const rlk_hold_spec *h)
     return rlk_set_error(b->c, RLK_ERR_UNSETTLED, "%s", msg);
 }
 
-/* A lost call of a hold whose holder id the application gave (rlk_fam_id.given), read back
- * while the server still counts holds of that id: other processes (a nested rlk, a child handed
- * the id) may hold under it, so the count cannot say whether this call ran. Nothing is adopted,
- * given back or sent again, and no doubt is kept: a hold the call may have left is the id's
- * until its lease ends. Counted as unsettled; RLK_ERR_UNSETTLED, the message kept. */
-static int rlk_fam_shared_unknown(const rlk_fam_base *b, const char *call, long long count)
+/* A lost call whose read-back count cannot tell whether it ran: the holder id is the
+ * application's (rlk_fam_id.given) and the server still counts holds of it (other processes,
+ * a nested rlk or a child handed the id, may hold under it), or a release found more holds
+ * than this client knew of (known). Nothing is adopted, given back or sent again, and no doubt
+ * is kept: a hold the call may have left ends with its lease. Counted as unsettled;
+ * RLK_ERR_UNSETTLED, the message kept. */
+static int rlk_fam_shared_unknown(const rlk_fam_base *b, const char *call, long long count,
+                                  long long known)
 {
-    char msg[RLK_ERRSTR_MAX];
+    char msg[RLK_ERRSTR_MAX], why[160];
 
     RLK_RT_COUNT(b->rt, lost_unsettled);
     snprintf(msg, sizeof msg, "%s", rlk_errstr(b->c));
+    if (rlk_fam_id_given(&b->id))
+        snprintf(why, sizeof why, "this holder id, which was set by the application and may be "
+                 "another process's too");
+    else
+        snprintf(why, sizeof why, "this holder, where this client knew of %lld", known);
     return rlk_set_error(b->c, RLK_ERR_UNSETTLED, "%s (outcome unknown: the server counts %lld "
-                         "hold%s of this holder id, which was set by the application and may be "
-                         "another process's too, so the %s's reply cannot be read back from it; "
-                         "nothing adopted or sent again: a hold it left ends with its lease)",
-                         msg, count, count == 1 ? "" : "s", call);
+                         "hold%s of %s, so the %s's reply cannot be read back from it; nothing "
+                         "adopted or sent again: a hold it left ends with its lease)",
+                         msg, count, count == 1 ? "" : "s", why, call);
 }
 
 static int rlk_fam_doubt_matches(const rlk_client *c, int kind, const char *name,
@@ -245,6 +251,17 @@ rlk_fam_settled rlk_fam_settle_rule(long long known, long long now, int adoptabl
     return d;
 }
 
+rlk_fam_rel_settled rlk_fam_release_rule(long long known, long long now, int given)
+{
+    if (now > 0 && given)
+        return RLK_FAM_REL_UNKNOWN;
+    if (now == known)
+        return RLK_FAM_REL_AGAIN;
+    if (now == 0 && known > 1)
+        return RLK_FAM_REL_GONE;
+    return now < known ? RLK_FAM_REL_RAN : RLK_FAM_REL_UNKNOWN;
+}
+
 int rlk_fam_held_read(const redisReply *r, long long out[3])
 {
     if (r->type != REDIS_REPLY_ARRAY || r->elements != 3)
@@ -307,7 +324,7 @@ int rlk_fam_acquire_lost(const rlk_fam_base *b, int rc, const rlk_hold_spec *h,
     if (settled != RLK_OK)
         return rlk_fam_unsettled(b, h);     /* it may still run */
     if (held[0] > 0 && rlk_fam_id_given(&b->id))
-        return rlk_fam_shared_unknown(b, "acquire", held[0]);
+        return rlk_fam_shared_unknown(b, "acquire", held[0], before);
     snprintf(msg, sizeof msg, "%s", rlk_errstr(b->c));
     d = rlk_fam_settle_rule(before, held[0], !token_key || (held[2] > 0 && held[1] > 0));
     if (!d.ran) {
@@ -356,18 +373,20 @@ int rlk_fam_release_lost(const rlk_fam_base *b, int kind, const char *owner, lon
     }
     if (before <= 0)
         return 0;   /* a hold this client did not count */
-    if (now > 0 && rlk_fam_id_given(&b->id)) {
-        *rc = rlk_fam_shared_unknown(b, "release", now);
-        return 0;
-    }
-    if (now == before)
+    switch (rlk_fam_release_rule(before, now, rlk_fam_id_given(&b->id))) {
+    case RLK_FAM_REL_AGAIN:
         return 1;   /* it did not run: the caller may send it again */
-    if (now == before - 1) {
+    case RLK_FAM_REL_RAN:
         *outcome = now > 0 ? RLK_REL_STILL_HELD : RLK_REL_RELEASED;
         *rc = RLK_OK;
-    } else if (now == 0) {
+        return 0;
+    case RLK_FAM_REL_GONE:
         *outcome = RLK_REL_NOT_OWNER;   /* gone meanwhile (expired, deleted) */
         *rc = RLK_OK;
+        return 0;
+    case RLK_FAM_REL_UNKNOWN:
+        break;
     }
+    *rc = rlk_fam_shared_unknown(b, "release", now, before);
     return 0;
 }

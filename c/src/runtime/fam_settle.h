@@ -73,6 +73,19 @@ typedef struct rlk_fam_settled {
 } rlk_fam_settled;
 rlk_fam_settled rlk_fam_settle_rule(long long known, long long now, int adoptable);
 
+/* The one rule of a lost release's reply (both APIs settle by it): once fenced, the server
+ * counts now holds of the holder where the client knew of known (> 0) before the release;
+ * given: the holder id is the application's (rlk_fam_id.given: other processes may hold under
+ * it). */
+typedef enum rlk_fam_rel_settled {
+    RLK_FAM_REL_AGAIN,      /* it did not run (now == known): send it once more */
+    RLK_FAM_REL_RAN,        /* it ran (now < known): now holds are left */
+    RLK_FAM_REL_GONE,       /* now == 0 where known > 1: the hold was lost meanwhile */
+    RLK_FAM_REL_UNKNOWN     /* the count cannot tell (a given id still held, or now > known):
+                               RLK_ERR_UNSETTLED, nothing sent again */
+} rlk_fam_rel_settled;
+rlk_fam_rel_settled rlk_fam_release_rule(long long known, long long now, int given);
+
 /* A token kind's read-back of a lost acquire (fenced/held, elect/held):
  * {count, token, PTTL} into out; 0, or -1 for another shape. Pure: both
  * APIs read it with this. */

@@ -35,6 +35,8 @@
 #include "rlk_async.h"
 #include "rlk_async_poll.h"
 #include "async/a_hold.h"      /* rlk_a_hold_count: the async client's own count */
+#include "runtime/rt.h"         /* rlk_rt_get, rlk_wd_count_as: the blocking client's own */
+#include "runtime/wd.h"
 
 #include <signal.h>
 #include <stdio.h>
@@ -281,6 +283,132 @@ static void same_outcome(int fenced)
     compare(kind, fenced, &b, &a);
 }
 
+/* ------------------------------------------------------------ a lost release */
+
+/* What a lost unlock left, through one API. */
+typedef struct rel_outcome {
+    int rc;
+    long long client, server, unsettled;
+} rel_outcome;
+
+/* The hold taken once, `planted` holds the client does not know of added on the server, then
+ * the unlock's reply lost in a DEBUG SLEEP (it runs when the sleep ends). */
+static void rel_blocking(rlk_client *c, int fenced, int planted, rel_outcome *o)
+{
+    char name[64], field[512];
+    rlk_lock *l = NULL;
+    rlk_fenced *f = NULL;
+    rlk_metrics m0, m;
+    redisContext *x;
+    long long t = 0;
+
+    snprintf(name, sizeof name, "rel:blocking:%s:%d", fenced ? "fenced" : "lock", planted);
+    if (fenced)
+        REQUIRE((f = rlk_fenced_new(c, name)));
+    else
+        REQUIRE((l = rlk_lock_new(c, name)));
+    REQUIRE(b_lock(l, f, &t) == RLK_OK);
+    REQUIRE(holder_field(name, field, sizeof field) == 0);
+    if (planted)
+        REQUIRE(reply_int(rlk_fx_command(&srv, "HINCRBY %s %s %d", name, field, planted)) ==
+                1 + planted);
+    REQUIRE(rlk_metrics_get(c, &m0) == RLK_OK);
+    REQUIRE((x = rlk_fx_sleep_begin(&srv, SLEEP_MS)));
+    o->rc = l ? rlk_lock_unlock(l) : rlk_fenced_unlock(f);
+    rlk_fx_sleep_end(x);
+    REQUIRE(rlk_metrics_get(c, &m) == RLK_OK);
+    o->unsettled = (long long)(m.lost_unsettled - m0.lost_unsettled);
+    /* The client's own count: its registry (rlk_lock_hold_count asks the server). */
+    o->client = rlk_wd_count_as(rlk_rt_get(c)->wd, fenced ? RLK_KIND_FENCED : RLK_KIND_LOCK,
+                                name, field);
+    o->server = server_count(name, field);
+    if (l)
+        rlk_lock_free(l);
+    else
+        rlk_fenced_free(f);
+}
+
+static void rel_async(rlk_async *ac, rlk_async_poll *p, int fenced, int planted, rel_outcome *o)
+{
+    int kind = fenced ? RLK_KIND_FENCED : RLK_KIND_LOCK;
+    char name[64], field[512];
+    rlk_metrics m0, m;
+    redisContext *x;
+    tk_ares r = {0};
+
+    snprintf(name, sizeof name, "rel:async:%s:%d", fenced ? "fenced" : "lock", planted);
+    REQUIRE(tk_ares_call(p, rlk_async_lock(ac, kind, name, 1, 0, LEASE_MS, tk_ares_cb, &r), &r) ==
+            RLK_OK);
+    REQUIRE(holder_field(name, field, sizeof field) == 0);
+    if (planted)
+        REQUIRE(reply_int(rlk_fx_command(&srv, "HINCRBY %s %s %d", name, field, planted)) ==
+                1 + planted);
+    REQUIRE(rlk_async_metrics_get(ac, &m0) == RLK_OK);
+    memset(&r, 0, sizeof r);
+    REQUIRE((x = rlk_fx_sleep_begin(&srv, SLEEP_MS)));
+    o->rc = tk_ares_call(p, rlk_async_unlock(ac, kind, name, 1, tk_ares_cb, &r), &r);
+    rlk_fx_sleep_end(x);
+    REQUIRE(rlk_async_metrics_get(ac, &m) == RLK_OK);
+    o->unsettled = (long long)(m.lost_unsettled - m0.lost_unsettled);
+    o->client = rlk_a_hold_count(ac, kind, name, 1);
+    o->server = server_count(name, field);
+}
+
+/* One lost unlock through both APIs: the same outcome, and the one expected. planted 0: it ran
+ * and the count says so (RLK_OK, nothing left). planted 2: the server counts more than the
+ * client knew of, so the count cannot tell whether it ran: RLK_ERR_UNSETTLED, nothing sent
+ * again (the blocking API reported the call's own error and the async one sent it again, to
+ * 1, before the rule was one: runtime/fam_settle.h rlk_fam_release_rule). */
+static void same_release(int fenced, int planted)
+{
+    const rel_outcome want = planted ? (rel_outcome){RLK_ERR_UNSETTLED, 0, planted, 1}
+                                     : (rel_outcome){RLK_OK, 0, 0, 0};
+    const char *kind = fenced ? "fenced" : "lock";
+    rlk_options opt;
+    rlk_async_poll p;
+    rlk_async *ac;
+    rlk_client *c;
+    rel_outcome b, a;
+
+    rlk_options_init(&opt);
+    opt.url = url;
+    opt.command_timeout_ms = TIMEOUT_MS;
+    c = rlk_connect(&opt);
+    REQUIRE(c && rlk_err(c) == RLK_OK);
+    rel_blocking(c, fenced, planted, &b);
+    rlk_free(c);
+    REQUIRE((ac = rlk_async_new(&opt)));
+    REQUIRE(rlk_async_poll_attach(ac, &p) == RLK_OK);
+    rel_async(ac, &p, fenced, planted, &a);
+    rlk_async_free(ac);
+    rlk_async_poll_free(&p);
+    printf("  release %-6s planted %d: blocking rc %d client %lld server %lld unsettled %lld; "
+           "async rc %d client %lld server %lld unsettled %lld\n", kind, planted, b.rc, b.client,
+           b.server, b.unsettled, a.rc, a.client, a.server, a.unsettled);
+    CHECKF(b.rc == want.rc && a.rc == want.rc, "%s planted %d: told %d (blocking), %d (async), "
+           "want %d", kind, planted, b.rc, a.rc, want.rc);
+    CHECKF(b.server == want.server && a.server == want.server, "%s planted %d: the server counts "
+           "%lld (blocking), %lld (async), want %lld", kind, planted, b.server, a.server,
+           want.server);
+    CHECKF(b.client == want.client && a.client == want.client, "%s planted %d: the client counts "
+           "%lld (blocking), %lld (async)", kind, planted, b.client, a.client);
+    CHECKF(b.unsettled == want.unsettled && a.unsettled == want.unsettled, "%s planted %d: "
+           "lost_unsettled +%lld (blocking), +%lld (async)", kind, planted, b.unsettled,
+           a.unsettled);
+}
+
+static void test_release_ran(void)
+{
+    same_release(0, 0);
+    same_release(1, 0);
+}
+
+static void test_release_beyond_known(void)
+{
+    same_release(0, 2);
+    same_release(1, 2);
+}
+
 static void test_lock(void)
 {
     same_outcome(0);
@@ -305,6 +433,8 @@ int main(void)
     }
     RUN_TEST(test_lock);
     RUN_TEST(test_fenced);
+    RUN_TEST(test_release_ran);
+    RUN_TEST(test_release_beyond_known);
     rlk_fx_stop(&srv);
     return check_summary("rt_lost_same");
 }
