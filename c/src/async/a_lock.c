@@ -346,8 +346,12 @@ static void alk_busy(rlk_a_lockreq *a, long long ttl, int first)
     rlk_a_wait_wide(&a->w, first || ttl == -3, a->channel);
     if (!a->w.ticket) {
         /* The fast try failed: take a ticket (cid * 1024 + r: the release finds the wake
-         * channel from it), attempt with it once subscribed. */
-        a->w.ticket = rlk_names_wake_ticket(rlk_names_wake_cid(rlk_async_uuid(a->h.ac)));
+         * channel from it), attempt with it once subscribed. Always a wake ticket here: this
+         * driver has no listener for a plain ticket's grants on the lock's channel, so where a
+         * grant's reach is not counted (global pub/sub on a cluster) a release may pass over
+         * this waiter to the next one (docs/async-internals.md), where the blocking API draws a
+         * plain ticket (kinds/handle.c). */
+        a->w.ticket = rlk_names_queue_ticket(1, rlk_async_uuid(a->h.ac));
         if (rlk_ae_sub_ready(a->w.sub) || a->w.again) {
             a->w.again = 0;
             rlk_a_wait_poke(&a->w);

@@ -258,17 +258,10 @@ static int rlk_handle_queue(rlk_handle_acq *a, rlk_waiter *w, rlk_lq_node *node,
     const rlk_fam_base *b = a->b;
     int rc, wakes;
 
-    /* A ticket cid * 1024 + r, r in 0..1023 from a strong random source: in 2^25..2^26-1,
-     * and the release finds the waiter's wake channel from it, when a release can tell
-     * whether a grant on the wake channel reached it: every pub/sub mode but global pub/sub
-     * on a cluster (PUBLISH counts the subscribers of the node it ran on only). Otherwise a
-     * random ticket in 1..2^25-1 (a clash of two waiters only costs a turn: the lock hash
-     * decides who holds it), and the waiter listens on the lock's channel. */
-    a->ticket.ticket = rlk_client_counts_exact(b->c)
-                       ? rlk_names_wake_ticket(rlk_names_wake_cid(b->rt->uuid))
-                       : rlk_names_plain_ticket();
+    /* A wake ticket, or a plain one where a grant's reach is not counted (names.h). */
+    a->ticket.ticket = rlk_names_queue_ticket(rlk_client_counts_exact(b->c), b->rt->uuid);
     a->ticket.claim_ns = (RLK_FAM_CLAIM_MS + 5) * 1000000LL;
-    wakes = a->ticket.ticket >= RLK_NAMES_WAKE_TICKET_MIN;
+    wakes = rlk_names_ticket_wakes(a->ticket.ticket);
     w->ticket = &a->ticket;
     w->keepalive_ms = 1000;             /* a queued waiter attempts at least this often */
     w->recheck_ms = RLK_FAM_CLAIM_MS + 5;   /* the acquire's -3: a dead grantee is skipped */
