@@ -1,5 +1,5 @@
 -- name: reentrant/acquire
--- version: 13
+-- version: 14
 -- summary: Acquire or re-enter a reentrant lock, claim it when reserved for this waiter, or join the queue.
 -- redisson: RedissonLock.tryLockInnerAsync (hincrby + pexpire, pttl when held); rlk's: queue, grant, TTL never cut
 -- time: none
@@ -142,7 +142,7 @@ else
       -- The delay key outlives the hold by delay_ms: PX (the hold's TTL now) + delay_ms.
       local px = tostring(math.max(ttl, tonumber(lease_ms)) + delay_ms)
       if delayed then
-        redis.call('pexpire', delay, px, 'gt')
+        redis.call('pexpire', delay, px)
       else
         redis.call('set', delay, delay_ms, 'px', px)
       end

@@ -1,5 +1,5 @@
 -- name: reentrant/release
--- version: 9
+-- version: 10
 -- summary: Leave a reentrant lock once; on the last exit delete it, reserve it for the first waiter, publish.
 -- redisson: RedissonLock.unlockInnerAsync (hincrby -1; pexpire while held, else del + publish 0); grant: rlk's
 -- time: none
@@ -28,6 +28,8 @@
 --- @include "lib/publish_cmd"
 
 --- @include "lib/delay_shape"
+
+--- @include "lib/renew_delay"
 
 if (#KEYS ~= 4 and #KEYS ~= 5) or #ARGV ~= 4 then
   return redis.error_reply('RLK_BADARG expected 4 keys and 4 arguments (lock-delay: 5 keys)')
@@ -80,11 +82,11 @@ end
 if count ~= '1' and tonumber(count) > 1 then
   -- Still held: the TTL is never cut (another process may share the holder id and count on a
   -- longer lease): GT raises it to lease_ms only when that is later, and a hold without a TTL
-  -- keeps none. The delay key (its value the delay) keeps at least PX lease + delay.
+  -- keeps none. The delay key (its value the delay) then outlives the lock by the delay.
   redis.call('hincrby', lock, owner, -1)
   redis.call('pexpire', lock, lease_ms, 'gt')
   if d then
-    redis.call('pexpire', delay, tostring(lease_ms + tonumber(d)), 'gt')
+    renew_delay(delay, lock)
   end
   return 0
 end

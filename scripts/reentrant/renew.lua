@@ -1,10 +1,10 @@
 -- name: reentrant/renew
--- version: 5
+-- version: 6
 -- summary: Renew the lease of a reentrant lock the owner holds (watchdog renewal of one lock); never cut a TTL.
 -- redisson: RedissonBaseLock.renewExpirationAsync (hexists -> pexpire, 1; else 0)
 -- time: none
 -- KEYS[1]: lock - the lock hash; field <owner> -> reentry count
--- KEYS[2]: delay - optional (lock-delay): string {lock}:rlk_delay: its PX raised to lease_ms + its value
+-- KEYS[2]: delay - optional (lock-delay): string {lock}:rlk_delay: its PX set to the lock's PTTL + its value
 -- ARGV[1]: lease_ms - new lease in milliseconds, integer 1..1000000000000
 -- ARGV[2]: owner - holder id <client-uuid>:<thread-id>, 1..1024 bytes
 -- return 1: owner holds the lock; its TTL is now at least lease_ms (a longer one kept; none: kept none)
@@ -38,7 +38,7 @@ end
 if kind == 'hash' and redis.call('hexists', lock, owner) == 1 then
   redis.call('pexpire', lock, lease_ms, 'gt')
   if delay then
-    renew_delay(delay, lease_ms)
+    renew_delay(delay, lock)
   end
   return 1
 end

@@ -1,5 +1,5 @@
 -- name: reentrant/renew_many
--- version: 4
+-- version: 5
 -- summary: Renew many reentrant locks in one call (the watchdog); in a cluster the caller groups keys by slot.
 -- redisson: RedissonBaseLock.renewExpirationAsync, once per lock
 -- time: none
@@ -18,7 +18,7 @@
 
 -- Lock-delay: a lock's delay key ({lock}:rlk_delay, or lock:rlk_delay for a name with a hash tag)
 -- comes right after the lock, with '' for its owner (one owner per key); when the lock is
--- renewed, the delay key's PX becomes lease_ms + its value (lib/renew_delay). An empty owner
+-- renewed, the delay key's PX becomes the lock's PTTL + its value (lib/renew_delay). An empty owner
 -- anywhere else is refused as it always was.
 local n = #KEYS
 if n < 1 or (#ARGV ~= 2 and #ARGV ~= n + 1) then
@@ -59,7 +59,7 @@ for j = 1, #locks do
   if kinds[j] == 'hash' and redis.call('hexists', locks[j], owners[j]) == 1 then
     redis.call('pexpire', locks[j], lease_ms, 'gt')
     if delays[j] then
-      renew_delay(delays[j], lease_ms)
+      renew_delay(delays[j], locks[j])
     end
     renewed[j] = 1
   end
