@@ -109,6 +109,13 @@ describe("reentrant: a re-entry never shortens a hold", function()
     sa.assert_pttl(r, LOCK, LONG, FLOOR)
   end)
 
+  it("nonreentrant/release that leaves a hold (a reentrant re-entry of one id) keeps the longer PTTL", function()
+    assert.equal(NIL, r:script("nonreentrant/acquire", { LOCK }, { tostring(LONG), A }))
+    assert.equal(NIL, acquire(A, SHORT))
+    assert.equal(0, r:script("nonreentrant/release", { LOCK, CHANNEL }, { A, tostring(SHORT), "publish" }))
+    sa.assert_pttl(r, LOCK, LONG, FLOOR)
+  end)
+
   it("another owner's refusal still changes nothing", function()
     assert.equal(NIL, acquire(A, LONG))
     local before = sa.snapshot(r, { LOCK })

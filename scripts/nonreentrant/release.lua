@@ -1,15 +1,15 @@
 -- name: nonreentrant/release
--- version: 1
+-- version: 2
 -- summary: Release a non-reentrant lock: delete it and publish the unlock message.
 -- redisson: RedissonLock.unlockInnerAsync (hincrby -1; pexpire while held, else del + publish 0)
 -- time: none
 -- KEYS[1]: lock - the lock hash; field <owner> -> 1 (the reentrant lock's layout)
 -- KEYS[2]: channel - unlock channel redisson_lock__channel:{name}
 -- ARGV[1]: owner - holder id <client-uuid>:<thread-id>, 1..1024 bytes
--- ARGV[2]: lease_ms - lease in milliseconds set while the owner still holds it, integer 1..1000000000000
+-- ARGV[2]: lease_ms - while the owner still holds it, its TTL is at least this (never cut), integer 1..1000000000000
 -- ARGV[3]: publish - the publish command: publish, or spublish (Redis 7 sharded pub/sub), as Redisson 4.7 passes it
 -- return nil: owner does not hold the lock (or there is no lock); nothing changed
--- return 0: still held by owner (its count was above 1): count decremented, lease reset to lease_ms
+-- return 0: still held by owner (its count was above 1): count decremented, TTL raised to lease_ms if shorter
 -- return 1: released: the lock key deleted and message 0 (unlock) published on channel
 -- error RLK_BADARG: not exactly 2 keys and 3 arguments
 -- error RLK_BADOWNER: owner is empty or longer than 1024 bytes
@@ -43,7 +43,9 @@ if mine == 0 then
   return nil
 end
 if redis.call('hincrby', lock, owner, -1) > 0 then
-  redis.call('pexpire', lock, lease_ms)
+  -- Still held (a reentrant hold of the same holder id counted on it): the TTL is never cut
+  -- (GT; a hold without a TTL keeps none), as reentrant/release.
+  redis.call('pexpire', lock, lease_ms, 'gt')
   return 0
 end
 redis.call('del', lock)
