@@ -29,6 +29,7 @@
 #include "tk_util.h"
 #include "client/client.h"
 #include "client/conn.h"
+#include "runtime/fam.h"
 #include "runtime/rt.h"
 #include "runtime/wd.h"
 
@@ -134,16 +135,28 @@ static int obj_owner(obj *o, char *buf, size_t len)
     }
 }
 
-/* A fixed holder id: the kill case acquires in one thread, checks in another. */
+/* A fixed holder id: the kill case acquires in one thread, checks in another. The id is this
+ * process's alone (its threads share one registry), so it is marked as the ids rlk makes are
+ * (rlk_fam_id.given 0: every handle starts with its rlk_fam_base) and the count-based rules
+ * this file checks apply; an id set with *_set_owner is otherwise taken as possibly another
+ * process's too (docs/runtime.md "One holder id in several processes", it_cli_shared_id). */
 static int obj_set_owner(obj *o, const char *owner)
 {
+    void *h = o->kind == K_LOCK ? (void *)o->l
+              : o->kind == K_READ || o->kind == K_WRITE ? (void *)o->rw
+              : o->kind == K_FAIR ? (void *)o->f
+              : o->kind == K_NR ? (void *)o->nr : (void *)o->fe;
+    int rc;
+
     switch (o->kind) {
-    case K_LOCK: return rlk_lock_set_owner(o->l, owner);
-    case K_READ: case K_WRITE: return rlk_rwlock_set_owner(o->rw, owner);
-    case K_FAIR: return rlk_fairlock_set_owner(o->f, owner);
-    case K_NR: return rlk_nrlock_set_owner(o->nr, owner);
-    default: return rlk_fenced_set_owner(o->fe, owner);
+    case K_LOCK: rc = rlk_lock_set_owner(o->l, owner); break;
+    case K_READ: case K_WRITE: rc = rlk_rwlock_set_owner(o->rw, owner); break;
+    case K_FAIR: rc = rlk_fairlock_set_owner(o->f, owner); break;
+    case K_NR: rc = rlk_nrlock_set_owner(o->nr, owner); break;
+    default: rc = rlk_fenced_set_owner(o->fe, owner); break;
     }
+    atomic_store(&((rlk_fam_base *)h)->id.given, 0);
+    return rc;
 }
 
 static int wd_kind(int kind)
