@@ -168,7 +168,9 @@ static int rlk_elect_passed(rlk_elect *e)
 /* Already the leader in this client: its term, nothing sent (RLK_PROTO_ONE_HOLD), while its
  * lease lasts; once it has passed the record goes and the campaign asks the server (which
  * gives the same term back only to this incarnation, its lock still there). A campaign's
- * acquire is not counted in acquire_calls, and a lost reply is not settled (a->quiet). */
+ * acquire is not counted in acquire_calls (a->quiet); a lost reply is settled as every token
+ * kind's is (read back with the row's held script: adopted when it ran), as the async campaign
+ * settles it. */
 int rlk_elect_campaign(rlk_elect *e, const char *value, long long wait_ms, long long lease_ms,
                        long long *term)
 {

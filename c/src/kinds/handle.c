@@ -99,7 +99,7 @@ static int rlk_handle_lost(rlk_handle_acq *a, int rc, long long sent)
 {
     const int token = (a->row->flags & RLK_PROTO_TOKEN) != 0;
 
-    return rlk_fam_acquire_lost(a->b, rc, &a->h, a->lease_ms, a->watchdog, sent,
+    return rlk_fam_acquire_lost(a->b, rc, &a->h, a->lease_ms, a->watchdog, sent, a->row->held,
                                 token ? a->b->key[RLK_PROTO_KEY_TOKEN] : NULL,
                                 token ? &a->token : NULL, rlk_handle_undo, a);
 }
@@ -196,7 +196,7 @@ static int rlk_handle_attempt(void *arg, long long *ttl)
         if (rc == RLK_OK || (rc = rlk_handle_refused(a, rc, again)) != RLK_OK)
             break;
     }
-    if (rc == RLK_ERR_UPGRADE || rc == RLK_ERR_REENTRY || (rc != RLK_OK && a->quiet))
+    if (rc == RLK_ERR_UPGRADE || rc == RLK_ERR_REENTRY)
         return rc;
     if (rc != RLK_OK) {
         if (a->v.ticket)

@@ -71,8 +71,7 @@ typedef struct rlk_handle_acq {
     long long spin_max_ms;          /* never subscribing, whatever the row's wait mode */
     long long ttl_cap;              /* > 0: a busy attempt's bound at most this (the fair lock:
                                        a third of its keep-alive) */
-    int quiet;                      /* not counted in acquire_calls, a failed call's reply not
-                                       settled (the election's campaign) */
+    int quiet;                      /* not counted in acquire_calls (the election's campaign) */
     int note_data;                  /* an acquisition notes v.delay_ms as the hold's datum (the
                                        reentrant lock's lock-delay) */
     const char *const *tail;        /* RLK_PROTO_VALUES: the values after the acquire's ARGV */

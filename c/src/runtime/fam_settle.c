@@ -67,10 +67,12 @@ int rlk_fam_lost_fence(const rlk_fam_base *b, int *settled)
  * *settled: RLK_OK once the lost request has run or never will, with the holder's count read
  * back into out[0] (HGET b->name field), or the error that left it unknown (recorded on c after
  * the original message). With token_key (a token kind), out[0..2] are the count, the hold's
- * token and the lock's PTTL at *read_ns, read in one script (fenced/held): in two round trips,
- * another holder could take the lock in between and its token be handed to the caller. */
-static int rlk_fam_lost_settle(const rlk_fam_base *b, const char *field, const char *token_key,
-                               long long *out, long long *read_ns, int *settled)
+ * token and the lock's PTTL at *read_ns, read in one call of the row's held script (keys: the
+ * lock, token_key): in two round trips, another holder could take the lock in between and its
+ * token be handed to the caller. */
+static int rlk_fam_lost_settle(const rlk_fam_base *b, const char *field, const char *held,
+                               const char *token_key, long long *out, long long *read_ns,
+                               int *settled)
 {
     const char *argv[3] = {"HGET", b->name, field};
     const char *keys[2] = {b->name, token_key};
@@ -86,10 +88,10 @@ static int rlk_fam_lost_settle(const rlk_fam_base *b, const char *field, const c
         *settled = rlk_fam_query(b->c, b->name, 3, argv, 0, out);
     } else {
         *read_ns = rlk_clock_now_ns();
-        *settled = rlk_evalv(b->c, "fenced/held", 2, keys, NULL, 1, &field, NULL, &r);
+        *settled = rlk_evalv(b->c, held, 2, keys, NULL, 1, &field, NULL, &r);
         if (*settled == RLK_OK && rlk_fam_held_read(r, out) != 0)
             *settled = rlk_set_error(b->c, RLK_ERR_PROTOCOL,
-                                     "%s: fenced/held replied an unexpected shape", b->name);
+                                     "%s: %s replied an unexpected shape", b->name, held);
         if (r)
             freeReplyObject(r);
     }
@@ -309,7 +311,7 @@ int rlk_fam_record(rlk_rt *rt, const rlk_hold_spec *h, long long lease_ms, int w
 }
 
 int rlk_fam_acquire_lost(const rlk_fam_base *b, int rc, const rlk_hold_spec *h,
-                         long long lease_ms, int watchdog, long long sent_ns,
+                         long long lease_ms, int watchdog, long long sent_ns, const char *held_call,
                          const char *token_key, long long *token, rlk_fam_undo_fn undo, void *arg)
 {
     char field[RLK_OWNER_MAX + 8], msg[RLK_ERRSTR_MAX];
@@ -319,7 +321,7 @@ int rlk_fam_acquire_lost(const rlk_fam_base *b, int rc, const rlk_hold_spec *h,
     int settled;
 
     rlk_fam_count_field(h->kind, h->owner, field, sizeof field);
-    if (!rlk_fam_lost_settle(b, field, token_key, held, &read_ns, &settled))
+    if (!rlk_fam_lost_settle(b, field, held_call, token_key, held, &read_ns, &settled))
         return rc;
     if (settled != RLK_OK)
         return rlk_fam_unsettled(b, h);     /* it may still run */
@@ -363,7 +365,7 @@ int rlk_fam_release_lost(const rlk_fam_base *b, int kind, const char *owner, lon
     int settled;
 
     rlk_fam_count_field(kind, owner, field, sizeof field);
-    if (!rlk_fam_lost_settle(b, field, NULL, &now, NULL, &settled))
+    if (!rlk_fam_lost_settle(b, field, NULL, NULL, &now, NULL, &settled))
         return 0;
     if (settled != RLK_OK) {
         /* The server may still count the hold the registry gave up: the next acquisition (or

@@ -50,13 +50,15 @@ int rlk_fam_lost_fence(const rlk_fam_base *b, int *settled);
  * owner than the registry), one hold is adopted, recorded as rlk_fam_record
  * does (RLK_OK), and the holds beyond it (other lost acquires of this holder
  * that ran) are given back with undo. A token kind (token_key) reads its
- * count, token (into *token) and PTTL back in one script: a hold with no
- * lease or token left is given back, not adopted; an adopted one's deadline
- * starts from that read. Unsettled: RLK_ERR_UNSETTLED (the call is kept as this
- * thread's doubt). Otherwise rc, its message saying what was settled. */
+ * count, token (into *token) and PTTL back in one call of its row's held
+ * script (held_call: fenced/held): a hold with no lease or token left is
+ * given back, not adopted; an adopted one's deadline starts from that read.
+ * Unsettled: RLK_ERR_UNSETTLED (the call is kept as this thread's doubt, unless
+ * the id is given). Otherwise rc, its message saying what was settled. */
 int rlk_fam_acquire_lost(const rlk_fam_base *b, int rc, const rlk_hold_spec *h,
                          long long lease_ms, int watchdog, long long sent_ns,
-                         const char *token_key, long long *token, rlk_fam_undo_fn undo, void *arg);
+                         const char *held_call, const char *token_key, long long *token,
+                         rlk_fam_undo_fn undo, void *arg);
 
 /* The one rule of a lost acquire's reply (both APIs settle by it): once
  * fenced, the server counts now holds of the holder where the client knows

@@ -409,6 +409,67 @@ static void test_release_beyond_known(void)
     same_release(1, 2);
 }
 
+/* ------------------------------------------------------------ a lost campaign */
+
+/* An election campaign whose reply is lost in a DEBUG SLEEP (it runs when the sleep ends): it
+ * won, so both APIs read it back and lead with the term the server issued (the blocking
+ * campaign reported its call's error and led nowhere but on the server, before it was settled
+ * as every token kind's acquire is). Then each resigns, which frees the name. */
+static void test_campaign_lost(void)
+{
+    rlk_options opt;
+    rlk_async_poll p;
+    rlk_async *ac;
+    rlk_client *c;
+    rlk_elect *e;
+    redisContext *x;
+    tk_ares r = {0};
+    long long bterm = 0;
+    int brc, arc;
+
+    rlk_options_init(&opt);
+    opt.url = url;
+    opt.command_timeout_ms = TIMEOUT_MS;
+    REQUIRE((c = rlk_connect(&opt)) && rlk_err(c) == RLK_OK);
+    /* The campaign's scripts loaded first: a SCRIPT LOAD lost in the sleep is not the case. */
+    REQUIRE((e = rlk_elect_new(c, "camp:warm")));
+    REQUIRE(rlk_elect_campaign(e, "w", 0, LEASE_MS, &bterm) == RLK_OK);
+    REQUIRE(rlk_elect_resign(e) == RLK_OK);
+    rlk_elect_free(e);
+    REQUIRE((e = rlk_elect_new(c, "camp:blocking")));
+    REQUIRE((x = rlk_fx_sleep_begin(&srv, SLEEP_MS)));
+    brc = rlk_elect_campaign(e, "b", 0, LEASE_MS, &bterm);
+    rlk_fx_sleep_end(x);
+    printf("  campaign blocking: rc %d term %lld (server's last %lld)\n", brc, bterm,
+           last_token("camp:blocking"));
+    CHECKF(brc == RLK_OK && bterm > 0 && bterm == last_token("camp:blocking"),
+           "blocking: a campaign that ran told %d, term %lld, the server's %lld: %s", brc, bterm,
+           last_token("camp:blocking"), rlk_errstr(c));
+    CHECK_INT_EQ(brc == RLK_OK ? rlk_elect_resign(e) : RLK_OK, RLK_OK);
+    CHECK_INT_EQ(lock_exists("camp:blocking"), 0);
+    rlk_elect_free(e);
+    rlk_free(c);
+
+    REQUIRE((ac = rlk_async_new(&opt)));
+    REQUIRE(rlk_async_poll_attach(ac, &p) == RLK_OK);
+    REQUIRE((x = rlk_fx_sleep_begin(&srv, SLEEP_MS)));
+    arc = tk_ares_call(&p, rlk_async_elect_campaign(ac, "camp:async", 1, "a", 0,
+                                                              LEASE_MS, tk_ares_cb, &r), &r);
+    rlk_fx_sleep_end(x);
+    printf("  campaign async: rc %d term %lld (server's last %lld)\n", arc, r.value,
+           last_token("camp:async"));
+    CHECKF(arc == brc, "a lost campaign: told %d (blocking), %d (async)", brc, arc);
+    CHECKF(arc == RLK_OK && r.value == last_token("camp:async"), "async: told %d, term %lld, "
+           "the server's %lld", arc, r.value, last_token("camp:async"));
+    memset(&r, 0, sizeof r);
+    if (arc == RLK_OK)
+        CHECK_INT_EQ(tk_ares_call(&p, rlk_async_elect_resign(ac, "camp:async", 1, tk_ares_cb, &r),
+                                  &r), RLK_OK);
+    CHECK_INT_EQ(lock_exists("camp:async"), 0);
+    rlk_async_free(ac);
+    rlk_async_poll_free(&p);
+}
+
 static void test_lock(void)
 {
     same_outcome(0);
@@ -435,6 +496,7 @@ int main(void)
     RUN_TEST(test_fenced);
     RUN_TEST(test_release_ran);
     RUN_TEST(test_release_beyond_known);
+    RUN_TEST(test_campaign_lost);
     rlk_fx_stop(&srv);
     return check_summary("rt_lost_same");
 }
