@@ -68,6 +68,26 @@ describe("reentrant: a re-entry never shortens a hold", function()
     sa.assert_pttl(r, LOCK, LONG, FLOOR)
   end)
 
+  it("renew with first sets a single hold's shorter lease (a MultiLock's member)", function()
+    assert.equal(NIL, acquire(A, LONG))
+    assert.equal(1, r:script("reentrant/renew", { LOCK }, { tostring(SHORT), A, "first" }))
+    sa.assert_pttl(r, LOCK, SHORT, SHORT - sa.TTL_SLACK_MS)
+  end)
+
+  it("renew with first keeps the longer PTTL of a re-entered hold", function()
+    assert.equal(NIL, acquire(A, LONG))
+    assert.equal(NIL, acquire(A, LONG))
+    assert.equal(1, r:script("reentrant/renew", { LOCK }, { tostring(SHORT), A, "first" }))
+    sa.assert_pttl(r, LOCK, LONG, FLOOR)
+  end)
+
+  it("renew refuses a third argument other than first, nothing changed", function()
+    assert.equal(NIL, acquire(A, LONG))
+    sa.assert_error(r:script("reentrant/renew", { LOCK }, { tostring(SHORT), A, "set" }),
+      "RLK_BADARG")
+    sa.assert_pttl(r, LOCK, LONG, FLOOR)
+  end)
+
   it("renew_many with a shorter lease keeps the longer PTTL (and raises a shorter one)", function()
     assert.equal(NIL, acquire(A, LONG))
     r:call("HSET", "{nl}b", A, "1")

@@ -173,7 +173,7 @@ static void aml_next(aml *m)
             return;
         }
         rlk_ae_owner(m->h.ac, m->task, owner, sizeof owner);
-        m->call = rlk_a_kind_call(m->h.ac, &rlk_lock_renew_call, m->names[m->k], &v, NULL,
+        m->call = rlk_a_kind_call(m->h.ac, &rlk_lock_first_lease_call, m->names[m->k], &v, NULL,
                                   aml_renew_reply, m);
         if (!m->call)   /* (closing: aml_fail ends it with RLK_ERR_CLOSED) */
             aml_fail(m, RLK_ERR_NOMEM, "multilock: out of memory");

@@ -154,6 +154,7 @@ const rlk_proto rlk_lock_nr_row = {
     "lock", 0, NULL, NULL, NULL, NULL};
 
 const rlk_proto_call rlk_lock_renew_call = {"reentrant/renew", "lease_ms owner"};
+const rlk_proto_call rlk_lock_first_lease_call = {"reentrant/renew", "lease_ms owner first"};
 
 /* ---------------------------------------------------------------- handles */
 

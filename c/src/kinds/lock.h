@@ -48,5 +48,8 @@ extern const rlk_renew_task rlk_lock_renew_task;
  * one hold (the MultiLock's). */
 extern const rlk_proto rlk_lock_row, rlk_lock_spin_row, rlk_lock_delay_row, rlk_lock_nr_row;
 extern const rlk_proto_call rlk_lock_renew_call;
+/* The same script setting a first hold's lease even when shorter (a MultiLock's members, taken
+ * with a longer lease while the others were awaited): reentrant/renew's ARGV first. */
+extern const rlk_proto_call rlk_lock_first_lease_call;
 
 #endif /* RLK_KINDS_LOCK_H */

@@ -156,6 +156,8 @@ int rlk_proto_args(const char *names, const rlk_proto_argvals *vals, rlk_proto_a
             v = vals->secret ? vals->secret : "";
         else if (RLK_PROTO_IS("named"))
             v = "named";
+        else if (RLK_PROTO_IS("first"))
+            v = "first";
         else if (RLK_PROTO_IS("n"))
             v = rlk_proto_num(out->n, vals->n);
         else if (RLK_PROTO_IS("ttl"))

@@ -249,13 +249,13 @@ static int multi_set_leases(rlk_multilock *m, long long lease_ms)
     for (int k = 0; k < m->n; k++) {
         int i = m->order[k], rc;
         multi_member *x = &m->mem[i];
-        const char *keys[1] = {x->name}, *args[2] = {lease, owner};
+        const char *keys[1] = {x->name}, *args[3] = {lease, owner, "first"};
         redisReply *r = NULL;
         long long sent = rlk_clock_now_ns();
 
         rc = rlk_lock_owner(x->lock, owner, sizeof owner);
         if (rc == RLK_OK)
-            rc = rlk_eval(x->c, "reentrant/renew", 1, keys, 2, args, &r);
+            rc = rlk_eval(x->c, "reentrant/renew", 1, keys, 3, args, &r);
         if (rc == RLK_OK && r->type != REDIS_REPLY_INTEGER)
             rc = rlk_set_error(x->c, RLK_ERR_PROTOCOL, "reentrant/renew %s: reply type %d",
                                x->name, r->type);
