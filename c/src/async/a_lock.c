@@ -51,7 +51,10 @@ typedef struct rlk_a_lockreq {
     const char *channel;            /* the waiters' channel (one of keys) */
     char *mine;                     /* its own channel: RLK_PROTO_WAIT_QUEUE's wake channel
                                        <channel>:rlk:<cid> (the grants), _FAIR's
-                                       <channel>:<owner> */
+                                       <channel>:<owner>; NULL: none (a plain ticket's waiter
+                                       hears its grants on the lock's channel) */
+    long long ticket;               /* RLK_PROTO_WAIT_QUEUE: the ticket it queues with once the
+                                       fast try failed (rlk_names_queue_ticket) */
     long long token;                /* RLK_PROTO_TOKEN: the token of the acquisition */
     long long lease_ms;
     int watchdog;
@@ -342,16 +345,14 @@ static void alk_busy(rlk_a_lockreq *a, long long ttl, int first)
     default:
         break;
     }
-    /* First in the queue (or behind a reservation): the lock's channel too. */
-    rlk_a_wait_wide(&a->w, first || ttl == -3, a->channel);
+    /* First in the queue (or behind a reservation): the lock's channel too (a plain ticket's
+     * waiter listens there all along). */
+    if (a->mine)
+        rlk_a_wait_wide(&a->w, first || ttl == -3, a->channel);
     if (!a->w.ticket) {
-        /* The fast try failed: take a ticket (cid * 1024 + r: the release finds the wake
-         * channel from it), attempt with it once subscribed. Always a wake ticket here: this
-         * driver has no listener for a plain ticket's grants on the lock's channel, so where a
-         * grant's reach is not counted (global pub/sub on a cluster) a release may pass over
-         * this waiter to the next one (docs/async-internals.md), where the blocking API draws a
-         * plain ticket (kinds/handle.c). */
-        a->w.ticket = rlk_names_queue_ticket(1, rlk_async_uuid(a->h.ac));
+        /* The fast try failed: queue with the ticket drawn when it began to listen (alk_listen),
+         * attempt with it once subscribed. */
+        a->w.ticket = a->ticket;
         if (rlk_ae_sub_ready(a->w.sub) || a->w.again) {
             a->w.again = 0;
             rlk_a_wait_poke(&a->w);
@@ -734,13 +735,20 @@ static int alk_listen(rlk_a_lockreq *a)
         return rlk_a_wait_listen(&a->w, NULL, a->wait_ms);
     if (!(a->channel = rlk_proto_keys_get(&a->keys, k->wait_channel)))
         return -1;
-    /* Grants come on the client's wake channel; the lock's channel only while first. */
-    if (k->wait == RLK_PROTO_WAIT_QUEUE)
-        a->mine = rlk_names_wake_channel(a->channel, rlk_names_wake_cid(rlk_async_uuid(a->h.ac)));
-    else if (k->wait == RLK_PROTO_WAIT_FAIR)
-        a->mine = rlk_names_waiter_channel(a->name, a->owner, strlen(a->owner));
-    if (k->wait != RLK_PROTO_WAIT_CHANNEL && !a->mine)
+    /* Grants come on the client's wake channel, the lock's channel only while first; where a
+     * grant's reach is not counted, a plain ticket's come on the lock's channel, its only one
+     * (the ticket drawn as the blocking API draws it, kinds/names.h). */
+    if (k->wait == RLK_PROTO_WAIT_QUEUE) {
+        a->ticket = rlk_names_queue_ticket(rlk_ae_counts_exact(a->h.ac),
+                                           rlk_async_uuid(a->h.ac));
+        if (rlk_names_ticket_wakes(a->ticket) &&
+            !(a->mine = rlk_names_wake_channel(a->channel,
+                                               rlk_names_wake_cid(rlk_async_uuid(a->h.ac)))))
+            return -1;
+    } else if (k->wait == RLK_PROTO_WAIT_FAIR &&
+               !(a->mine = rlk_names_waiter_channel(a->name, a->owner, strlen(a->owner)))) {
         return -1;
+    }
     a->w.grants = k->wait == RLK_PROTO_WAIT_QUEUE ? a->mine : NULL;
     return rlk_a_wait_listen(&a->w, a->mine ? a->mine : a->channel, a->wait_ms);
 }

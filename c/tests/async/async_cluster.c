@@ -119,6 +119,18 @@ static long long key_int(const char *key, const char *fmt)
     return ap_reply_int(o >= 0 ? rlk_fx_cluster_command(&cl, o, fmt, key) : NULL);
 }
 
+/* The first entry of the list key as a number; -1: none. */
+static long long key_head(const char *key)
+{
+    int o = owner_of(key);
+    redisReply *r = o >= 0 ? rlk_fx_cluster_command(&cl, o, "LINDEX %s 0", key) : NULL;
+    long long v = r && r->type == REDIS_REPLY_STRING ? atoll(r->str) : -1;
+
+    if (r)
+        freeReplyObject(r);
+    return v;
+}
+
 /* ---------------------------------------------------------------- kinds */
 
 static void kinds_on(cli *c, int master, int m)
@@ -440,6 +452,27 @@ static void wake_mode(int pubsub)
                        chan);
             else
                 CHECKF(sub, "SSUBSCRIBE %s on master %d", chan, mst[m]);
+            {
+                /* Its ticket in the queue: a wake ticket (>= 2^25, grants on the client's wake
+                 * channel) where a PUBLISH's reply counts every subscriber (sharded); a plain
+                 * one (grants on the lock's channel) with global pub/sub, where a node counts
+                 * its own only and a grant would look undelivered: as the blocking waiter's
+                 * (rlk_names_queue_ticket). */
+                char waiters[96];
+                long long t = -1;
+
+                snprintf(waiters, sizeof waiters, "{%s}:rlk_waiters", n);
+                for (long long end = rlk_fx_now_ms() + 5000;
+                     !w.calls && (t = key_head(waiters)) <= 0 &&
+                     rlk_fx_now_ms() < end;)
+                    run_for(&c, 10);
+                if (pubsub == RLK_PUBSUB_GLOBAL)
+                    CHECKF(t > 0 && t < 33554432LL, "global pub/sub: the waiter queued ticket "
+                           "%lld, not a plain one", t);
+                else
+                    CHECKF(t >= 33554432LL, "sharded: the waiter queued ticket %lld, not a wake "
+                           "ticket", t);
+            }
             REQ(rlk_async_unlock(c.ac, RLK_KIND_LOCK, n, 1, on_res, &u));
             REQUIRE(wait_res(&c, &w, 10000));
             CHECKF(w.err == RLK_OK, "waiter on master %d: %s", mst[m], w.errstr);
