@@ -52,7 +52,7 @@ static const char unlock_usage[] =
     "its kind with --kind to remove it. Any other key that is no lock is refused with\n"
     "or without --kind.\n"
     "\n"
-    "  --force     release whoever holds it\n"
+    "  -f, --force release whoever holds it\n"
     "  --kind KIND the lock's kind as you know it: reentrant (also the non-reentrant\n"
     "              and spin locks), fair, fenced or rwlock; its force unlock then\n"
     "              removes a lock's hash without a TTL too (no detection)\n"

@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "help_gen.h"
 
 /* Every command, in the order `rlk --help` lists them. */
 static const rlk_cli_command *const rlk_cli_commands[] = {
@@ -72,77 +73,14 @@ static void rlk_cli_help(FILE *out)
             "Commands:\n");
     for (int i = 0; rlk_cli_commands[i]; i++)
         fprintf(out, "  %-10s %s\n", rlk_cli_commands[i]->name, rlk_cli_commands[i]->summary);
+    fputs("\n", out);
+    fputs(rlk_cli_help_text, out);
     fprintf(out,
-            "\n"
-            "Options (accepted before the command or after it):\n"
-            "  --url URL             redis://[user[:password]@]host[:port][/db],\n"
-            "                        unix:///path[?db=N], redis+cluster://host:port[,...],\n"
-            "                        redis+sentinel://host:port[,...]/MASTER; rediss, rediss+\n"
-            "                        cluster, rediss+sentinel: the same over TLS (default:\n"
-            "                        $RLK_URL, then %s); the scheme is case-insensitive\n"
-            "  --url-file FILE       read the URL from FILE (one line)\n"
-            "  --password-file FILE  the AUTH password, from FILE (one line; not readable by\n"
-            "                        every user); used when the URL has no password, before\n"
-            "                        $RLK_PASSWORD_FILE, $RLK_PASSWORD, then $REDISCLI_AUTH\n"
-            "  --keep-env            pass the credentials on to a command rlk runs: the URL's\n"
-            "                        password, RLK_PASSWORD, REDISCLI_AUTH, RLK_PASSWORD_FILE,\n"
-            "                        RLK_TLS_CERT, RLK_TLS_KEY, RLK_TLS_KEY_PASSWORD_FILE\n"
-            "                        (default: removed; the command gets RLK_URL = the URL\n"
-            "                        rlk uses, without its password, and the TLS options)\n"
-            "  --functions           call the scripts as the Redis 7 Functions library rlk\n"
-            "                        (FCALL / FCALL_RO; exit 5 while the server lacks this\n"
-            "                        release's library: rlk functions load). Default: FCALL\n"
-            "                        when the server holds it, else EVALSHA\n"
-            "  --no-functions        always EVALSHA (and SCRIPT LOAD on NOSCRIPT)\n"
-            "  --pubsub MODE         auto (default; also $RLK_PUBSUB): sharded pub/sub\n"
-            "                        (SPUBLISH/SSUBSCRIBE) on a Redis 7 cluster, else global\n"
-            "                        (PUBLISH/SUBSCRIBE); global or sharded: that one, to\n"
-            "                        match Redisson's shardedSubscriptionMode\n"
-            "  --min-replicas N      after every write to a lock, WAIT until N replicas\n"
-            "                        acknowledge it, in the same round trip; fewer: exit 10\n"
-            "                        (an acquisition is released again). Default 0: no WAIT\n"
-            "  --min-replicas-timeout MS\n"
-            "                        how long that WAIT waits (default 1000)\n"
-            "  --verbose             say on stderr where rlk connects (password masked), what\n"
-            "                        TLS verified (protocol, cipher, certificate, days left),\n"
-            "                        and while waiting, who holds the lock (after 1 s, then\n"
-            "                        every 10 s)\n"
-            "TLS (rediss://, rediss+cluster://, rediss+sentinel://; docs/tls.md):\n"
-            "  --tls                 TLS for a redis* URL too (as redis-cli --tls); also $RLK_TLS=1\n"
-            "  --cacert FILE         trust the CAs of FILE (PEM) for the server's certificate\n"
-            "                        (default: the system's store); $RLK_TLS_CACERT\n"
-            "  --cacertdir DIR       trust the hashed CA certificates of DIR; $RLK_TLS_CACERTDIR\n"
-            "  --cert FILE           client certificate (PEM), for tls-auth-clients; $RLK_TLS_CERT\n"
-            "  --key FILE            its private key (PEM); $RLK_TLS_KEY\n"
-            "  --key-password-file FILE\n"
-            "                        the key's pass phrase (one line); $RLK_TLS_KEY_PASSWORD_FILE\n"
-            "  --sni NAME            the server name to send and check instead of the URL's\n"
-            "                        host; $RLK_TLS_SNI\n"
-            "  --insecure            no certificate or name check (said on stderr); never in\n"
-            "                        production; $RLK_TLS_INSECURE=1\n"
-            "\n"
-            "Exit codes:\n"
-            "  0  success\n"
-            "  1  lock or permit not acquired in time; latch still armed (await) or\n"
-            "     armed already (set)\n"
-            "  2  usage error or bad input (bad URL, unreadable credential file, unknown\n"
-            "     script, bad bundle, a semaphore/latch name of the other kind)\n"
-            "  3  connection, auth or timeout error\n"
-            "  4  a script or the server replied an error\n"
-            "  5  scripts missing or mismatched on the server (scripts load, scripts verify),\n"
-            "     or a bundle that differs from this release's scripts; the library rlk\n"
-            "     missing or not this release's (functions verify, --functions)\n"
-            "  6  lock lost while the command ran (rlk lock, rlk semaphore)\n"
-            "  7  rlk check: warnings, or checks it could not make\n"
-            "  8  rlk check: errors (the server is not fit for locks)\n"
-            "  9  the server is a replica (READONLY, MASTERDOWN)\n"
-            "  10 too few replicas acknowledged (--min-replicas), or NOREPLICAS\n"
-            "  11 rlk fence: the token is below the highest the fence accepted\n"
             "\n"
             "Documentation:\n"
             "  man rlk; README.md and docs/*.md (cli.md: every command and option, ops.md,\n"
             "  tls.md, acl.md, ...) in %s\n",
-            RLK_DEFAULT_URL, rlk_cli_docdir());
+            rlk_cli_docdir());
 }
 
 static const rlk_cli_command *rlk_cli_find(const char *name)

@@ -1,10 +1,15 @@
 # SPDX-License-Identifier: BSD-3-Clause
 # bash completion for rlk -*- shell-script -*-
-# Installed as share/bash-completion/completions/rlk; needs nothing but bash (the
-# bash-completion package loads it on demand, or `source` it). The one source of rlk's
-# completion: tools/gen-completion makes the zsh and fish files from it.
+# Made by tools/gen-cli.lua from c/cli/commands.lua (the one description of rlk's options):
+# do not edit. Installed as share/bash-completion/completions/rlk; needs nothing but bash (the
+# bash-completion package loads it on demand, or `source` it). tools/gen-completion makes the
+# zsh and fish files from it.
 
 _rlk_commands="scripts functions eval lock fastmulti elect semaphore latch inspect top unlock check fence help"
+# The options every command takes, before the command or after it.
+_rlk_global="--url --url-file --password-file --keep-env --functions --no-functions --pubsub
+             --min-replicas --min-replicas-timeout --verbose --tls --cacert --cacertdir --cert
+             --key --key-password-file --sni --insecure"
 
 _rlk()
 {
@@ -13,8 +18,8 @@ _rlk()
     [ "$COMP_CWORD" -gt 0 ] && prev=${COMP_WORDS[COMP_CWORD-1]}
     COMPREPLY=()
 
-    # The command: the first word after rlk that is not an option (or --url's value); and
-    # whether the cursor is past `--` (lock, semaphore: the command to run).
+    # The command: the first word after rlk that is not an option (or a global option's
+    # value); and whether the cursor is past `--` (the command to run).
     for ((i = 1; i < COMP_CWORD; i++)); do
         w=${COMP_WORDS[i]}
         if [ "$w" = "--" ] && [ -n "$cmd" ]; then
@@ -27,42 +32,89 @@ _rlk()
         fi
         if [ -z "$cmd" ]; then
             case $w in
-                --url|--pubsub|--min-replicas|--min-replicas-timeout|--url-file|--password-file|--cacert|--cacertdir|--cert|--key|--key-password-file|--sni) ((i++)) ;;
+                --url|--url-file|--password-file|--pubsub|--min-replicas|--min-replicas-timeout|--cacert|--cacertdir|--cert|--key|--key-password-file|--sni) ((i++)) ;;
                 -*) ;;
                 *) cmd=$w ;;
             esac
         fi
     done
 
-    # Option values.
+    # Option values: the command's own options first (rlk eval --key is not the TLS --key).
+    case $cmd in
+        scripts)
+            case $prev in
+                --bundle) mapfile -t COMPREPLY < <(compgen -d -- "$cur"); return 0 ;;
+                --url) return 0 ;;
+            esac ;;
+        functions)
+            case $prev in
+                --url) return 0 ;;
+            esac ;;
+        eval)
+            case $prev in
+                --key|--arg|--url) return 0 ;;
+                --bundle) mapfile -t COMPREPLY < <(compgen -d -- "$cur"); return 0 ;;
+            esac ;;
+        lock)
+            case $prev in
+                -w|--wait|-E|--conflict-exit-code|-l|--lease|-k|--kill-after|--watchdog-lease|--redlock|--lock-delay|--claim|--name|--url) return 0 ;;
+            esac ;;
+        fastmulti)
+            case $prev in
+                -w|--wait|-E|--conflict-exit-code|-l|--lease|-k|--kill-after|--watchdog-lease|--url) return 0 ;;
+            esac ;;
+        elect)
+            case $prev in
+                -w|--wait|-E|--conflict-exit-code|-l|--lease|-k|--kill-after|--watchdog-lease|--value|--claim|--count|--timeout|--name|--url) return 0 ;;
+            esac ;;
+        semaphore)
+            case $prev in
+                -w|--wait|-E|--conflict-exit-code|-l|--lease|-k|--kill-after|--watchdog-lease|--permits|--take|--name|--url) return 0 ;;
+            esac ;;
+        latch)
+            case $prev in
+                -w|--wait|-E|--conflict-exit-code|--name|--url) return 0 ;;
+            esac ;;
+        inspect)
+            case $prev in
+                --kind) mapfile -t COMPREPLY < <(compgen -W "reentrant rwlock fair fenced token semaphore psemaphore latch fastmulti" -- "$cur"); return 0 ;;
+                --name|--url) return 0 ;;
+            esac ;;
+        top)
+            case $prev in
+                --pattern|--interval|--limit|--count|--rate|--url) return 0 ;;
+                --sort) mapfile -t COMPREPLY < <(compgen -W "waiters age name" -- "$cur"); return 0 ;;
+            esac ;;
+        unlock)
+            case $prev in
+                --kind) mapfile -t COMPREPLY < <(compgen -W "reentrant fair fenced rwlock" -- "$cur"); return 0 ;;
+                --name|--url) return 0 ;;
+            esac ;;
+        check)
+            case $prev in
+                --name|--user|--url) return 0 ;;
+            esac ;;
+        fence)
+            case $prev in
+                --token|--fence|--px|--ex|--url) return 0 ;;
+            esac ;;
+    esac
     case $prev in
-        --url) return 0 ;;
+        --url|--min-replicas|--min-replicas-timeout|--sni) return 0 ;;
+        --url-file|--password-file|--cacert|--cert|--key|--key-password-file) mapfile -t COMPREPLY < <(compgen -f -- "$cur"); return 0 ;;
         --pubsub) mapfile -t COMPREPLY < <(compgen -W "auto global sharded" -- "$cur"); return 0 ;;
-        --bundle|--cacertdir) mapfile -t COMPREPLY < <(compgen -d -- "$cur"); return 0 ;;
-        --cacert|--cert|--key|--key-password-file|--url-file|--password-file)
-            mapfile -t COMPREPLY < <(compgen -f -- "$cur"); return 0 ;;
-        --sni) return 0 ;;
-        --kind)
-            [ "$cmd" = unlock ] && { mapfile -t COMPREPLY < <(compgen -W "reentrant fair fenced rwlock" -- "$cur"); return 0; }
-            mapfile -t COMPREPLY < <(compgen -W "reentrant rwlock fair fenced token semaphore psemaphore latch fastmulti" -- "$cur")
-            return 0 ;;
-        --sort) [ "$cmd" = top ] && { mapfile -t COMPREPLY < <(compgen -W "waiters age name" -- "$cur"); return 0; } ;;
-        --pattern|--interval|--limit|--count|--rate|--value|--timeout) return 0 ;;
-        -w|--wait|-E|--conflict-exit-code|-l|--lease|-k|--kill-after|--watchdog-lease|--permits|--take|--key|--arg|--name|--user|--min-replicas|--min-replicas-timeout|--token|--fence|--px|--ex)
-            return 0 ;;
+        --cacertdir) mapfile -t COMPREPLY < <(compgen -d -- "$cur"); return 0 ;;
     esac
 
     case $cmd in
         "")
-            words="$_rlk_commands --url --functions --no-functions --pubsub --min-replicas
-                   --min-replicas-timeout --tls --cacert --cacertdir --cert --key
-                   --key-password-file --sni --insecure --help --version" ;;
+            words="$_rlk_commands $_rlk_global -h --help -V --version" ;;
         help)
-            words=$_rlk_commands ;;
+            words="scripts functions eval lock fastmulti elect semaphore latch inspect top unlock check fence" ;;
         scripts)
-            words="list load verify --bundle --json --url --allow-modified --help" ;;
+            words="list load verify --bundle --json --allow-modified --url --help $_rlk_global" ;;
         functions)
-            words="load verify dump --replace --json --server --url --help" ;;
+            words="load verify dump --replace --json --server --url --help $_rlk_global" ;;
         eval)
             if [[ $cur != -* ]]; then
                 # Script names, from the binary being completed.
@@ -70,38 +122,39 @@ _rlk()
                     awk 'NR > 1 {print $1}')" -- "$cur")
                 return 0
             fi
-            words="--key --arg --raw --no-raw --url --bundle --help" ;;
+            words="--key --arg --raw --no-raw --bundle --url --help $_rlk_global" ;;
         lock)
-            words="--read --write --fair --fenced --all --redlock --non-reentrant --spin -w --wait
-                   -n --no-wait --hold -E --conflict-exit-code -l --lease -k --kill-after
-                   --watchdog-lease --lock-delay --claim --stats --json --url -- --help" ;;
+            words="-w --wait -n --no-wait --hold -E --conflict-exit-code -l --lease -k --kill-after
+                   --watchdog-lease --stats --json --read --write --fair --fenced --non-reentrant
+                   --spin --all --redlock --lock-delay --claim --name --url -- --help $_rlk_global" ;;
         fastmulti)
             words="-w --wait -n --no-wait --hold -E --conflict-exit-code -l --lease -k --kill-after
-                   --watchdog-lease --stats --json --url -- --help" ;;
+                   --watchdog-lease --stats --json --url -- --help $_rlk_global" ;;
         elect)
-            words="--value --claim --observe --json --count --timeout -w --wait -n --no-wait --hold -E
-                   --conflict-exit-code -l --lease -k --kill-after --watchdog-lease --stats --name
-                   --url -- --help" ;;
+            words="-w --wait -n --no-wait --hold -E --conflict-exit-code -l --lease -k --kill-after
+                   --watchdog-lease --stats --json --value --claim --observe --count --timeout
+                   --name --url -- --help $_rlk_global" ;;
         semaphore)
-            words="--permits --take -w --wait -n --no-wait --hold -E --conflict-exit-code -l --lease
-                   acquired set-permits lease-time release expire clear-expire ttl
-                   -k --kill-after --watchdog-lease --stats --json --url -- --help" ;;
+            words="acquired set-permits lease-time release expire clear-expire ttl -w --wait -n
+                   --no-wait --hold -E --conflict-exit-code -l --lease -k --kill-after
+                   --watchdog-lease --stats --json --permits --take --resize --name --url -- --help $_rlk_global" ;;
         latch)
-            words="set count-down await count expire clear-expire ttl -w -E --url --help" ;;
+            words="set count-down await count expire clear-expire ttl -w --wait -E
+                   --conflict-exit-code --name --url --help $_rlk_global" ;;
         inspect)
-            words="--kind --json --url --help" ;;
+            words="--kind --json --name --url --help $_rlk_global" ;;
         top)
-            words="--once --json --pattern --interval --sort --limit --count --rate --url --help" ;;
+            words="--once --json --pattern --interval --sort --limit --count --rate --url --help $_rlk_global" ;;
         unlock)
-            words="--force --kind --queue --name --url --help" ;;
+            words="-f --force --kind --queue --name --url --help $_rlk_global" ;;
         check)
-            words="--json --name --user --url --help" ;;
+            words="--json --name --user --url --help $_rlk_global" ;;
         fence)
-            if [[ $cur != -* ]] && [ "$COMP_CWORD" -ge 2 ] && [ "$prev" = fence ]; then
+            if [[ $cur != -* ]] && [ "$prev" = fence ]; then
                 mapfile -t COMPREPLY < <(compgen -W "set hset del expire pexpire incrby rpush lpush xadd check" -- "$cur")
                 return 0
             fi
-            words="--token --fence --px --ex --raw --no-raw --url -- --help" ;;
+            words="--token --fence --px --ex --raw --no-raw --url -- --help $_rlk_global" ;;
         *)
             return 0 ;;
     esac
