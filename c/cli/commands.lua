@@ -301,13 +301,15 @@ M.environment = {
     doc = "`off` (or `0`, `no`): the token lock's operations run as scripts even where the "
         .. "server has `SET IFEQ`, `DELIFEQ` or `DELEX` (Valkey 9, Redis 8.4)" },
   { "RLK_LOCK_NAME", "RLK_LOCK_KIND", "RLK_LOCK_OWNER",
-    help = "set by rlk lock, semaphore and fastmulti for the command they run: the name, the "
-        .. "kind and the holder id (rlk elect: the name and the holder id); a nested rlk lock "
-        .. "re-enters with them, rlk fence finds its fence from RLK_LOCK_NAME",
-    doc = "set by `rlk lock`, `rlk semaphore` and `rlk fastmulti` for the command they run: the "
-        .. "name, the kind and the holder id (`rlk elect`: the name and the holder id) "
-        .. "([below](#the-commands-environment)); a nested `rlk lock` re-enters with them, "
-        .. "`rlk fence` finds its fence from `RLK_LOCK_NAME`" },
+    help = "set by rlk lock, semaphore, fastmulti and elect for the command they run: the "
+        .. "name, the kind (elect: elect) and the holder id; a nested rlk of the same name "
+        .. "and kind re-enters with them, of another kind is refused at once; rlk fence finds "
+        .. "its fence from RLK_LOCK_NAME",
+    doc = "set by `rlk lock`, `rlk semaphore`, `rlk fastmulti` and `rlk elect` for the command "
+        .. "they run: the name, the kind (`rlk elect`: `elect`) and the holder id "
+        .. "([below](#the-commands-environment)); a nested `rlk` of the same name and kind "
+        .. "re-enters with them, of another kind is refused at once; `rlk fence` finds its "
+        .. "fence from `RLK_LOCK_NAME`" },
   { "RLK_FENCE_TOKEN",
     help = "set by rlk lock --fenced and rlk elect: the fencing token (the term); rlk fence "
         .. "sends it, a nested rlk lock --fenced re-enters with it",
