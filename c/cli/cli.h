@@ -140,6 +140,10 @@ int rlk_cli_pubsub_mode(const char *s);
  * empty $RLK_URL, --url with --url-file). With --verbose, says where it connects. */
 int rlk_cli_conn_options(const char *url, rlk_options *o);
 
+/* The same for a URL that came from elsewhere than --url (a member of --all or
+ * --redlock): from names where, for the --verbose line ("--redlock"). */
+int rlk_cli_conn_options_from(const char *url, const char *from, rlk_options *o);
+
 /* The same without the --verbose line (for a second connection). */
 int rlk_cli_conn_options_quiet(const char *url, rlk_options *o);
 

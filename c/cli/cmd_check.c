@@ -290,6 +290,13 @@ static int check_run(int argc, char **argv)
     if (!k.c)
         return code;
     k.fcall = check_fcall_mode(k.c);
+    /* Its first call found no server (stopped, unreachable): said now, once. Every check
+     * after it would wait the command timeout again for the same answer. */
+    if (rlk_err(k.c) == RLK_ERR_TIMEOUT || rlk_err(k.c) == RLK_ERR_IO) {
+        code = rlk_cli_fail(rlk_cli_exit_code(rlk_err(k.c)), "check: %s", rlk_errstr(k.c));
+        rlk_free(k.c);
+        return code;
+    }
     /* In this order: family, role, eviction and persistence read the INFO of rlk_ck_server;
      * acl uses what rlk_ck_family found about the native token lock; scripts uses what
      * rlk_ck_acl found about SCRIPT LOAD. */

@@ -25,6 +25,7 @@
 #include "kinds/names.h"
 #include "lock_cli.h"
 #include "nest.h"
+#include "wait_report.h"
 
 static const char elect_usage[] =
     "usage: rlk elect NAME [--value VALUE] [--claim FENCE]... [OPTIONS] -- COMMAND [ARGS...]\n"
@@ -310,8 +311,10 @@ static int elect_lead(elect_run *r, const elect_opts *o, const rlk_lc_session *s
         return rlk_lc_fail(r->c, rlk_err(r->c), what);
     if (rlk_elect_owner(r->e, owner, sizeof owner) != RLK_OK)
         return rlk_lc_fail(r->c, rlk_err(r->c), what);
+    rlk_wr_start(what, o->c.url, o->name);     /* --verbose: who leads while it waits */
     rlk_lc_sigwatch_start(&sw, &r->c, 1);
     rc = rlk_elect_campaign(r->e, o->value, o->c.wait_ms, o->c.lease_ms, &term);
+    rlk_wr_stop(rc == RLK_OK);                  /* elected: "acquired after N s" */
     mask = sw.old;
     end = rlk_lc_sigwatch_end(&sw, rc, what, NULL, elect_give_back, r->e);
     if (end != -2 && end != -1)

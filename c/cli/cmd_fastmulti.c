@@ -16,6 +16,7 @@
 #include "kinds/names.h"
 #include "lock_cli.h"
 #include "nest.h"
+#include "wait_report.h"
 
 static const char fastmulti_usage[] =
     "usage: rlk fastmulti GROUP VALUE... [-w SECONDS | -n] [-l LEASE_MS] [-E CODE]\n"
@@ -186,6 +187,37 @@ static int fm_env(rlk_lc_hold *h, const fm_opts *o, const char *owner)
     return rc;
 }
 
+/* The shape refusal of fastmulti/acquire (lib/fm_shape.lua) counts the hash's fields ("field
+ * 3 is neither ..."): the field's name is what an operator looks for. Read back (HGETALL gives
+ * the fields in the script's order while the hash is unchanged) and named beside its number;
+ * any other error as the library says it. */
+static int fm_fail(fm_run *r, int rc, const char *group, const char *what)
+{
+    const char *e = rlk_errstr(r->c), *at = strstr(e, "(field ");
+    const char *argv[2] = {"HGETALL", group};
+    redisReply *all = NULL;
+    char msg[1200];
+    int field = 0, n = 0, code;
+
+    if (!at || !strstr(e, "RLK_WRONGTYPE") || sscanf(at, "(field %d is%n", &field, &n) != 1 ||
+        n == 0 || field < 1)
+        return rlk_lc_fail(r->c, rc, what);
+    snprintf(msg, sizeof msg, "%s", e);
+    if (rlk_command(r->c, 2, argv, NULL, &all) == RLK_OK && all->type == REDIS_REPLY_ARRAY &&
+        (size_t)field * 2 <= all->elements &&
+        all->element[(field - 1) * 2]->type == REDIS_REPLY_STRING) {
+        const redisReply *f = all->element[(field - 1) * 2];
+
+        /* (the whole line is escaped when printed: rlk_cli_fail) */
+        snprintf(msg, sizeof msg, "%.*s(field %d, '%.*s', is%s", (int)(at - e), e, field,
+                 (int)(f->len < 200 ? f->len : 200), f->str, at + n);
+    }
+    if (all)
+        freeReplyObject(all);
+    code = rlk_cli_fail(rlk_cli_exit_code(rc), "%s: %s", what, msg);
+    return code;
+}
+
 static int fm_with_client(fm_run *r, const fm_opts *o, const rlk_lc_session *s)
 {
     char what[RLK_LC_WHAT_MAX], owner[FM_OWNER_MAX];
@@ -201,15 +233,17 @@ static int fm_with_client(fm_run *r, const fm_opts *o, const rlk_lc_session *s)
         (r->inherited && rlk_fastmulti_set_owner(r->m, r->inherited) != RLK_OK) ||
         rlk_fastmulti_owner(r->m, owner, sizeof owner) != RLK_OK)
         return rlk_lc_fail(r->c, rlk_err(r->c), what);
+    rlk_wr_start(what, o->c.url, o->group);    /* --verbose: who holds values while it waits */
     rlk_lc_sigwatch_start(&sw, &r->c, 1);
     rc = rlk_fastmulti_try_lock(r->m, o->c.wait_ms, o->c.lease_ms);
+    rlk_wr_stop(rc == RLK_OK);                  /* taken: "acquired after N s" */
     mask = sw.old;
     end = rlk_lc_sigwatch_end(&sw, rc, what, NULL, fm_give_back, r);
     if (end != -2 && end >= 0)
         return end;
     if (end == -2)
         return rc == RLK_ERR_BUSY ? rlk_lc_not_acquired(&o->c, what, NULL)
-                                  : rlk_lc_fail(r->c, rc, what);
+                                  : fm_fail(r, rc, o->group, what);
     acquired_ns = rlk_lc_now_ns();
     rlk_lc_hold_init(&h, "%s", what);
     h.release = fm_release;

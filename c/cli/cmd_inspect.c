@@ -209,6 +209,34 @@ static void inspect_text_fastmulti(const rlk_ik_view *v)
     }
 }
 
+/* rlk elect's leader on a fenced lock: who leads, in which term, proclaiming what. */
+static void inspect_text_election(const rlk_ik_view *v)
+{
+    const rlk_elect_info *e = &v->elect;
+
+    if (e->leader) {
+        printf("leader:  %s\n", rlk_cli_show(e->holder));
+        printf("term:    %lld\n", e->term);
+        printf("value:   %s\n", rlk_cli_shown(e->value ? e->value : "", e->value ? e->value_len : 0));
+    } else {
+        printf("leader:  none\n");
+        printf("term:    %lld (the last)\n", e->term);
+    }
+}
+
+/* A hash of counts without a TTL: what it may be besides a held reentrant lock, and what a
+ * force unlock does with it. */
+static void inspect_text_reentrant_note(const rlk_ik_view *v)
+{
+    const char *shown = rlk_cli_show(v->name);
+
+    if (v->no_ttl_hash)
+        printf("note:    no TTL, which a lock rlk or Redisson holds always has: a lock whose "
+               "expiry was cleared (Redisson's clearExpire) or an application's hash of counts; "
+               "rlk unlock --force refuses it, rlk unlock --force --kind reentrant %s removes "
+               "it\n", shown);
+}
+
 static void inspect_text_body(const rlk_ik_view *v)
 {
     switch (v->kind) {
@@ -222,6 +250,8 @@ static void inspect_text_body(const rlk_ik_view *v)
         inspect_text_ttl(v);
         inspect_text_holders(v);
         printf("token:   %lld (the last fencing token issued)\n", v->fence_token);
+        if (v->election)
+            inspect_text_election(v);
         break;
     case RLK_IK_TOKEN:
         printf("token:   %s\n", rlk_cli_shown(v->token ? v->token : "", v->token ? v->token_len : 0));
@@ -244,6 +274,8 @@ static void inspect_text_body(const rlk_ik_view *v)
     default:
         inspect_text_ttl(v);
         inspect_text_holders(v);
+        if (v->kind == RLK_IK_REENTRANT && v->no_ttl_hash)
+            inspect_text_reentrant_note(v);
     }
 }
 
@@ -279,7 +311,11 @@ static void inspect_print_text(const rlk_ik_view *v)
         printf("%s: not a lock rlk knows: the key holds a %s\n", rlk_cli_show(v->name), rlk_cli_show(v->type));
         return;
     }
-    printf("%s: %s\n", rlk_cli_show(v->name), rlk_ik_label(v->kind));
+    if (v->election)
+        printf("%s: election (rlk elect, on a %s)\n", rlk_cli_show(v->name),
+               rlk_ik_label(v->kind));
+    else
+        printf("%s: %s\n", rlk_cli_show(v->name), rlk_ik_label(v->kind));
     inspect_text_body(v);
     inspect_text_delay(v);
 }
@@ -412,6 +448,17 @@ static void inspect_json_body(const rlk_ik_view *v)
     case RLK_IK_FENCED:
         inspect_json_holders(v);
         printf(",\"fence_token\":%lld", v->fence_token);
+        if (v->election) {
+            printf(",\"election\":{\"leader\":");
+            if (v->elect.leader)
+                rlk_lc_json_string(stdout, v->elect.holder, strlen(v->elect.holder));
+            else
+                fputs("null", stdout);
+            printf(",\"term\":%lld,\"value\":", v->elect.term);
+            rlk_lc_json_string(stdout, v->elect.value ? v->elect.value : "",
+                               v->elect.value ? v->elect.value_len : 0);
+            fputc('}', stdout);
+        }
         break;
     case RLK_IK_SEMAPHORE:
         printf(",\"available\":%lld,\"ttl_ms\":%lld", v->count, v->ttl_ms);
@@ -424,6 +471,8 @@ static void inspect_json_body(const rlk_ik_view *v)
         break;
     case RLK_IK_REENTRANT:
         inspect_json_holders(v);
+        if (v->no_ttl_hash)      /* a plain unlock --force refuses it (see the text's note) */
+            fputs(",\"no_ttl\":true", stdout);
         break;
     case RLK_IK_FASTMULTI:
         inspect_json_values(v);

@@ -272,6 +272,10 @@ static int latch_expiry(rlk_latch *l, rlk_client *c, const latch_opts *o, const 
     int done = 0, rc;
 
     if (o->action == LATCH_TTL) {
+        /* latch/ttl reads no value: a string that is no count is refused here, as every
+         * other action's script refuses it */
+        if ((rc = rlk_lc_count_key_check(c, o->name, what, "latch")) >= 0)
+            return rc;
         if ((rc = rlk_latch_ttl(l, &ttl)) != RLK_OK)
             return rlk_lc_fail(c, rc, what);
         printf("%lld\n", ttl);

@@ -277,9 +277,14 @@ static void lock_report_start(const rlk_lc_lock_opts *o)
     char what[RLK_LC_WHAT_MAX];
     int single = o->mode != RLK_LC_ALL && o->mode != RLK_LC_REDLOCK;
 
-    snprintf(what, sizeof what, "%s%s%s %s%s", o->mode_flag ? o->mode_flag + 2 : "",
-             o->mode_flag ? " " : "", o->mode == RLK_LC_ALL ? "locks" : "lock", o->names[0],
-             o->nnames > 1 ? ", ..." : "");
+    /* Named as each mode's own messages name it (lock_multi.c, lock_redlock.c,
+     * lock_single.c): "locks A, ...", "redlock NAME", "fair lock NAME". */
+    if (o->mode == RLK_LC_ALL)
+        snprintf(what, sizeof what, "locks %s%s", o->names[0], o->nnames > 1 ? ", ..." : "");
+    else if (o->mode == RLK_LC_REDLOCK)
+        snprintf(what, sizeof what, "redlock %s", o->names[0]);
+    else
+        snprintf(what, sizeof what, "%s %s", rlk_lc_single_label(o->mode), o->names[0]);
     rlk_wr_start(what, o->c.url, single ? o->names[0] : NULL);
 }
 

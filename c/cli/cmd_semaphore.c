@@ -594,6 +594,10 @@ static int sem_admin_act(rlk_psemaphore *s, rlk_client *c, const sem_admin *a, c
         rc = rlk_psemaphore_clear_expire(s, &flag);
         return sem_admin_flag(c, rc, flag, what, "it has no time to live");
     default:
+        /* psemaphore/ttl reads no value: a string that is no count is refused here, as every
+         * other action's script refuses it */
+        if ((rc = rlk_lc_count_key_check(c, a->name, what, "semaphore")) >= 0)
+            return rc;
         rc = rlk_psemaphore_ttl(s, &v);
         break;
     }

@@ -259,6 +259,54 @@ static int unlock_unnamed(rlk_client *c, int rc, const char *name, int kind)
                         rlk_cli_show(name));
 }
 
+/* A name that holds no lock (a string: a token lock, a semaphore, a latch) has no force unlock
+ * here, named or not: one line saying what it is, exit 4, nothing changed. -1: a lock's kind
+ * (or none) goes on. */
+static int unlock_not_a_lock(const char *name, int kind)
+{
+    const char *shown = rlk_cli_show(name);
+
+    switch (kind) {
+    case RLK_IK_TOKEN:
+        return rlk_cli_fail(RLK_EXIT_REPLY, "unlock %s: refused (RLK_WRONGTYPE): it holds a "
+                            "string, as a token lock does (RedLock's, redis-py's) or an "
+                            "application's value: token locks have no force unlock; only the "
+                            "holder releases one, with its token (nothing changed)", shown);
+    case RLK_IK_SEMAPHORE:
+    case RLK_IK_PSEMAPHORE:
+    case RLK_IK_LATCH:
+        return rlk_cli_fail(RLK_EXIT_REPLY, "unlock %s: refused (RLK_WRONGTYPE): it is a %s, "
+                            "not a lock: rlk unlock --force removes locks only (nothing changed)",
+                            shown, rlk_ik_label(kind));
+    default:
+        return -1;
+    }
+}
+
+/* A force unlock of the kind the operator named (--kind) that its script refused, where the
+ * name holds a lock of another kind: the refusal, and the --kind it takes. -1: nothing to add
+ * (the refusal is said as the library words it). */
+static int unlock_wrong_kind(rlk_client *c, int rc, const char *name, int named, int found)
+{
+    const char *shown = rlk_cli_show(name);
+
+    if (rc != RLK_ERR_SCRIPT || !strstr(rlk_errstr(c), "RLK_WRONGTYPE") || found == named)
+        return -1;
+    if (found == RLK_IK_FASTMULTI)
+        return rlk_cli_fail(RLK_EXIT_REPLY, "unlock %s: refused: %s; it is a faster MultiLock "
+                            "group, not a %s: rlk unlock --force %s (no --kind) removes it "
+                            "(nothing changed)", shown, rlk_errstr(c), rlk_ik_label(named),
+                            shown);
+    if (found != RLK_IK_REENTRANT && found != RLK_IK_RWLOCK && found != RLK_IK_FAIR &&
+        found != RLK_IK_FENCED)
+        return -1;
+    return rlk_cli_fail(RLK_EXIT_REPLY, "unlock %s: refused: %s; it is a %s%s, not a %s: rlk "
+                        "unlock --force --kind %s %s (nothing changed)", shown, rlk_errstr(c),
+                        rlk_ik_label(found), found == RLK_IK_REENTRANT
+                        ? " (or a fair or fenced lock: they look the same)" : "",
+                        rlk_ik_label(named), rlk_ik_word(found), shown);
+}
+
 /* 1 when the reentrant lock's lock-delay key of name ({name}:rlk_delay, the
  * library's rule: a name with a '{' keeps its own tag) is there, else 0. */
 static int unlock_delay_there(rlk_client *c, const char *name)
@@ -289,18 +337,21 @@ static int unlock_force(rlk_client *c, const char *name, int named_kind)
      * delay if its key is there (the script's reply 2, which the library's
      * released flag does not tell from 0: looked at first; a key that runs
      * out in between has ended all the same). */
+    int found, code;
+
+    if (rc == RLK_OK && (code = unlock_not_a_lock(name, kind)) >= 0)
+        return code;
+    found = kind;
     if (rc == RLK_OK && kind == RLK_IK_NONE && (!named || named_kind == RLK_IK_REENTRANT))
         delay = unlock_delay_there(c, name);
     if (rc == RLK_OK && named)
         kind = named_kind;      /* the kind as the operator names it, not as detected */
     if (rc == RLK_OK)
         rc = unlock_by_kind(c, name, kind, named, &released);
-    if (rc != RLK_OK && !named) {
-        int code = unlock_unnamed(c, rc, name, kind);
-
-        if (code >= 0)
-            return code;
-    }
+    if (rc != RLK_OK && !named && (code = unlock_unnamed(c, rc, name, kind)) >= 0)
+        return code;
+    if (rc != RLK_OK && named && (code = unlock_wrong_kind(c, rc, name, kind, found)) >= 0)
+        return code;
     if (rc != RLK_OK) {
         char what[300];
 

@@ -87,6 +87,14 @@ typedef struct rlk_ik_view {
      * --lock-delay waits for the PTTL. */
     char *delay_key;
     long long delay_ttl_ms;
+    /* A fenced lock that rlk elect campaigns on ({NAME}:elect): the leader (rlk_elect_leader;
+     * holder "" and the last term when nobody leads). */
+    int election;
+    rlk_elect_info elect;
+    /* A hash of counts without a TTL (PTTL -1) found as a reentrant lock: what a lock never
+     * is while held by rlk or Redisson (clearExpire leaves one), and what an application's
+     * hash of counts looks like: a plain unlock --force refuses it. */
+    int no_ttl_hash;
     redisReply *keep[4];        /* replies the view points into */
 } rlk_ik_view;
 

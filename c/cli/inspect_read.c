@@ -533,6 +533,23 @@ static int ik_read_permits(rlk_client *c, rlk_ik_view *v)
     return rc;
 }
 
+/* rlk elect's record {NAME}:elect beside a fenced lock: the election's leader into v. */
+static int ik_read_election(rlk_client *c, rlk_ik_view *v)
+{
+    rlk_elect *e = rlk_elect_new(c, v->name);
+    int rc, there = 0;
+
+    if (!e)
+        return rlk_err(c);
+    rc = ik_exists(c, rlk_elect_state_name(e), &there);
+    if (rc == RLK_OK && there) {
+        rc = rlk_elect_leader(e, &v->elect);
+        v->election = rc == RLK_OK;
+    }
+    rlk_elect_free(e);
+    return rc;
+}
+
 /* ---------------------------------------------------------------- detection */
 
 static int ik_detect_hash(rlk_client *c, rlk_ik_view *v, const ik_keys *keys)
@@ -577,8 +594,12 @@ static int ik_marked_latch(rlk_client *c, rlk_ik_view *v)
         v->kind = RLK_IK_LATCH;
         v->marked = 1;
     }
-    if (rc == RLK_OK && r->type == REDIS_REPLY_STRING && strcmp(r->str, RLK_KM_SEMAPHORE) == 0)
+    /* rlk semaphore, which marks what it makes, makes permit-expirable semaphores: marked,
+     * one is that kind even with no permit held (no {NAME}:timeout to find it by) */
+    if (rc == RLK_OK && r->type == REDIS_REPLY_STRING && strcmp(r->str, RLK_KM_SEMAPHORE) == 0) {
+        v->kind = RLK_IK_PSEMAPHORE;
         v->marked = 1;
+    }
     if (r)
         freeReplyObject(r);
     free(mark);
@@ -681,7 +702,11 @@ static int ik_fill(rlk_client *c, rlk_ik_view *v, const ik_keys *keys, const cha
     case RLK_IK_FAIR:
         return ik_read_queue(c, v, keys);
     case RLK_IK_FENCED:
-        return ik_read_int(c, keys->fence, &v->fence_token, &is_int);
+        rc = ik_read_int(c, keys->fence, &v->fence_token, &is_int);
+        return rc == RLK_OK ? ik_read_election(c, v) : rc;
+    case RLK_IK_REENTRANT:
+        v->no_ttl_hash = v->ttl_ms == -1 && v->nholders > 0;
+        return RLK_OK;
     case RLK_IK_TOKEN:
         return ik_read_token(c, v);
     case RLK_IK_FASTMULTI:      /* forced (a detected group is read) */
@@ -754,6 +779,9 @@ int rlk_ik_read(rlk_client *c, const char *name, int kind, rlk_ik_view *v)
 
 void rlk_ik_free(rlk_ik_view *v)
 {
+    if (v->election)
+        rlk_elect_info_clear(&v->elect);
+    v->election = 0;
     free(v->holders);
     free(v->queue);
     free(v->permits);

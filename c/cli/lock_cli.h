@@ -37,6 +37,21 @@ rlk_client *rlk_lc_connect(const char *url, long long watchdog_lease_ms, int *ex
 rlk_client *rlk_lc_connect_margin(const char *url, long long watchdog_lease_ms,
                                   long long lost_margin_ms, int *exit_code);
 
+/* The same for a URL from elsewhere than --url (from: "--redlock", "an --all member"; NULL:
+ * --url), said by --verbose. */
+rlk_client *rlk_lc_connect_from(const char *url, const char *from, long long watchdog_lease_ms,
+                                long long lost_margin_ms, int *exit_code);
+
+/* An RLK_ERR_NOREPLICAS message of the library (e) as an operator reads it: what was done
+ * instead of the C call's name, an --all member by its name instead of its index. */
+void rlk_lc_replicas_text(const char *e, char *buf, size_t len);
+
+/* A semaphore's or latch's key (kind: "semaphore", "latch") holds an integer count or is
+ * absent: -1; else the other actions' refusal ("<what>: RLK_WRONGTYPE <kind> key holds a
+ * string that is not an integer count"), exit 4. For the read-only actions whose script
+ * reads no value (ttl). A WRONGTYPE of another type is left to the script. */
+int rlk_lc_count_key_check(rlk_client *c, const char *key, const char *what, const char *kind);
+
 /* Prints "rlk: <what>: <errstr of c>" and returns the exit code for rc. */
 int rlk_lc_fail(rlk_client *c, int rc, const char *what);
 
@@ -412,6 +427,8 @@ typedef struct rlk_lc_lock_opts {
     long long lock_delay_ms;    /* --lock-delay MS (reentrant, --spin); 0: none */
 } rlk_lc_lock_opts;
 
+/* The label of a single-server mode in messages: "lock", "fair lock", "read lock", ... */
+const char *rlk_lc_single_label(int mode);
 /* Each runs `rlk lock` in its mode and returns the exit code. */
 int rlk_lc_lock_single(const rlk_lc_lock_opts *o);   /* reentrant, read, write, fair, fenced,
                                                         non-reentrant, spin */

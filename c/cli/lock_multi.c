@@ -83,8 +83,9 @@ static rlk_client *multi_client(multi_run *r, char *url, int *rc)
             return r->clients[k];
         }
     }
-    if (!(c = rlk_lc_connect_margin(url ? url : r->o->c.url, r->o->c.wd_lease_ms,
-                                    r->o->c.grace_ms + r->o->c.margin_ms, rc))) {
+    if (!(c = rlk_lc_connect_from(url ? url : r->o->c.url, url ? "an --all member" : NULL,
+                                  r->o->c.wd_lease_ms, r->o->c.grace_ms + r->o->c.margin_ms,
+                                  rc))) {
         free(url);
         return NULL;
     }
@@ -213,6 +214,12 @@ static int multi_acquire(multi_run *r, const char *what)
     if ((end = rlk_lc_sigwatch_end(&sw, rc, what, NULL, multi_give_back, r->m)) != -2)
         return end;
     failed = rlk_multilock_failed_member(r->m);
+    if (rc == RLK_ERR_NOREPLICAS) {
+        char said[800];
+
+        rlk_lc_replicas_text(rlk_multilock_errstr(r->m), said, sizeof said);
+        return rlk_cli_fail(rlk_cli_exit_code(rc), "%s: %s", what, said);
+    }
     if (rc != RLK_ERR_BUSY)
         return rlk_cli_fail(rlk_cli_exit_code(rc), "%s: %s", what, rlk_multilock_errstr(r->m));
     if (failed < 0)

@@ -48,7 +48,7 @@ static int redlock_connect(redlock_run *r, const char *url)
     int err;
 
     rlk_options_init(&opts);
-    if ((err = rlk_cli_conn_options(url, &opts)) >= 0)
+    if ((err = rlk_cli_conn_options_from(url, "--redlock", &opts)) >= 0)
         return err;
     opts.no_preload = 1;
     opts.pool_size = 1;
@@ -56,8 +56,8 @@ static int redlock_connect(redlock_run *r, const char *url)
         return rlk_cli_fail(RLK_EXIT_REPLY, "out of memory");
     err = rlk_err(c);
     if (err == RLK_ERR_AUTH)
-        rlk_cli_fail(0, "lock --redlock: warning: %s: %s; counted as a server that is down",
-                rlk_client_url(c), rlk_errstr(c));
+        rlk_cli_fail(0, "redlock %s: warning: %s: %s; counted as a server that is down",
+                     r->o->names[0], rlk_client_url(c), rlk_errstr(c));
     else if (err == RLK_OK)
         rlk_cli_connected(c);
     if (err == RLK_ERR_URL || err == RLK_ERR_SHA ||
@@ -287,6 +287,20 @@ static void redlock_warn(redlock_run *r, const char *what, int forever)
     fflush(stderr);
 }
 
+/* Acquired with some servers failing (down, refusing the credentials): held on the quorum
+ * all the same, but with less room: the lock is lost when fewer than a quorum can be
+ * extended. Said once, with each failing server's cause. */
+static void redlock_warn_minority(redlock_run *r, const char *what)
+{
+    char failing[1500];
+    int count = redlock_failing(r, failing, sizeof failing);
+
+    if (count > 0)
+        rlk_cli_fail(0, "%s: warning: acquired on %d of %d servers, %d failing (%s); %d more "
+                     "down and the lock is lost", what, r->n - count, r->n, count, failing,
+                     r->n - count - (r->n / 2 + 1) + 1);
+}
+
 /* The wait of the next slice in ms; 0 when the wait (deadline_ns) is over. */
 static long long redlock_slice_ms(long long deadline_ns)
 {
@@ -335,6 +349,8 @@ static int redlock_try_sliced(redlock_run *r, const char *what)
     }
     if (rc == RLK_OK && warned)
         rlk_cli_fail(0, "%s: a majority of servers answers again; acquired", what);
+    if (rc == RLK_OK)
+        redlock_warn_minority(r, what);
     return rc;
 }
 

@@ -85,7 +85,7 @@ static const char *single_kind(int mode)
     }
 }
 
-static const char *single_label(int mode)
+const char *rlk_lc_single_label(int mode)
 {
     switch (mode) {
     case RLK_LC_READ:
@@ -396,7 +396,7 @@ static int single_hold(single_lock *l, const rlk_lc_lock_opts *o, const rlk_lc_s
     rlk_lc_hold h;
     int rc;
 
-    rlk_lc_hold_init(&h, "%s %s", single_label(l->mode), o->names[0]);
+    rlk_lc_hold_init(&h, "%s %s", rlk_lc_single_label(l->mode), o->names[0]);
     h.release = single_release;
     h.errstr = single_errstr;
     h.impl = l;
@@ -449,7 +449,7 @@ static int single_with_client(single_lock *l, const rlk_lc_lock_opts *o, const r
     long long wait_ms = o->c.wait_ms;   /* what is left of -w for the acquire */
     int rc;
 
-    snprintf(what, sizeof what, "%s %s", single_label(l->mode), name);
+    snprintf(what, sizeof what, "%s %s", rlk_lc_single_label(l->mode), name);
     single_share_cid(l->c);
     if (single_make(l, name) < 0)
         return rlk_lc_fail(l->c, rlk_err(l->c), what);
@@ -497,7 +497,7 @@ int rlk_lc_lock_single(const rlk_lc_lock_opts *o)
     /* The nesting rule (nest.h): the parent's holder id for the same kind, refused before
      * connecting for another (nothing to wait for but the parent). */
     rlk_nest_find(single_kind_of(o->mode, o->fair_nonreentrant), o->names, 1, &nest);
-    snprintf(what, sizeof what, "%s %s", single_label(o->mode), o->names[0]);
+    snprintf(what, sizeof what, "%s %s", rlk_lc_single_label(o->mode), o->names[0]);
     if (nest.found && !nest.same)
         return rlk_nest_refuse_other(what, &nest);
     if ((rc = rlk_lc_session_open(&s)) >= 0)

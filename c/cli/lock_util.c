@@ -21,10 +21,16 @@ rlk_client *rlk_lc_connect(const char *url, long long watchdog_lease_ms, int *ex
 rlk_client *rlk_lc_connect_margin(const char *url, long long watchdog_lease_ms,
                                   long long lost_margin_ms, int *exit_code)
 {
+    return rlk_lc_connect_from(url, NULL, watchdog_lease_ms, lost_margin_ms, exit_code);
+}
+
+rlk_client *rlk_lc_connect_from(const char *url, const char *from, long long watchdog_lease_ms,
+                                long long lost_margin_ms, int *exit_code)
+{
     rlk_options o;
 
     rlk_options_init(&o);
-    if ((*exit_code = rlk_cli_conn_options(url, &o)) >= 0)
+    if ((*exit_code = rlk_cli_conn_options_from(url, from, &o)) >= 0)
         return NULL;
     o.no_preload = 1;
     o.pool_size = 1;
@@ -33,16 +39,123 @@ rlk_client *rlk_lc_connect_margin(const char *url, long long watchdog_lease_ms,
     return rlk_cli_connect_opts(&o, exit_code);
 }
 
+/* The library names the call that too few replicas acknowledged by its C name ("acquire
+ * NAME: only 0 of 1 replica acknowledged ...", "try_set_permits NAME: done, but only ...");
+ * said to an operator, what happened instead. */
+static const struct {
+    const char *call, *said;
+} rlk_lc_replica_calls[] = {
+    {"acquire", "taken"},
+    {"try_set_permits", "its number of permits set"},
+    {"set_permits", "its number of permits set"},
+    {"add_permits", "its permits added"},
+    {"try_set_count", "armed"},
+    {"count_down", "counted down"},
+    {"release", "given back"},
+    {"unlock", "released"},
+    {"faster MultiLock", "given back"},
+    {"expire", "its time to live set"},
+    {"clear_expire", "its time to live cleared"},
+    {"delete", "deleted"},
+};
+
+void rlk_lc_replicas_text(const char *e, char *buf, size_t len)
+{
+    int member = -1, at = 0;
+
+    /* --all: "member 3 (URL NAME): acquire NAME: ..." -> "member NAME (URL): ..." */
+    if (sscanf(e, "member %d (%n", &member, &at) == 1 && at > 0) {
+        const char *url = e + at, *sp = strchr(url, ' '), *end = strstr(url, "): ");
+
+        if (sp && end && sp < end) {
+            char rest[600];
+
+            rlk_lc_replicas_text(end + 3, rest, sizeof rest);
+            snprintf(buf, len, "member %.*s on %.*s: %s", (int)(end - sp - 1), sp + 1,
+                     (int)(sp - url), url, rest);
+            return;
+        }
+    }
+    for (size_t k = 0; k < sizeof rlk_lc_replica_calls / sizeof rlk_lc_replica_calls[0]; k++) {
+        size_t n = strlen(rlk_lc_replica_calls[k].call);
+        const char *colon, *rest;
+
+        if (strncmp(e, rlk_lc_replica_calls[k].call, n) != 0 || e[n] != ' ' ||
+            !(colon = strstr(e + n + 1, ": ")))
+            continue;
+        rest = colon + 2;
+        /* "done, but only ..." / "released, but only ..." / "only ...; rolled back" */
+        if (strncmp(rest, "done, but ", 10) == 0)
+            rest += 10;
+        else if (strncmp(rest, "released, but ", 14) == 0)
+            rest += 14;
+        else if (strncmp(rest, "accepted, but ", 14) == 0)
+            rest += 14;
+        {
+            const char *wait = strstr(rest, " (WAIT)");
+
+            if (wait)       /* which option asked for the WAIT */
+                snprintf(buf, len, "%s, but %.*s (WAIT, --min-replicas)%s",
+                         rlk_lc_replica_calls[k].said, (int)(wait - rest), rest, wait + 7);
+            else
+                snprintf(buf, len, "%s, but %s (--min-replicas)", rlk_lc_replica_calls[k].said,
+                         rest);
+        }
+        return;
+    }
+    snprintf(buf, len, "%s", e);
+}
+
 int rlk_lc_fail(rlk_client *c, int rc, const char *what)
 {
     const char *e = rlk_errstr(c);
     size_t n = strlen(what);
+
+    /* The library's "ADDR: time limit of the wait reached": a call that the wait's bound
+     * (-w) cut short found no answer before it, which is the cause to name (a lock held
+     * by another is RLK_ERR_BUSY, never this). */
+    if (rc == RLK_ERR_TIMEOUT && strstr(e, "time limit of the wait reached"))
+        return rlk_cli_fail(rlk_cli_exit_code(rc), "%s: %s: the server did not answer within it "
+                            "(stopped or overloaded?)", what, e);
+    if (rc == RLK_ERR_NOREPLICAS) {
+        char said[800];
+
+        rlk_lc_replicas_text(e, said, sizeof said);
+        return rlk_cli_fail(rlk_cli_exit_code(rc), "%s: %s", what, said);
+    }
 
     /* A library message that names the object already ("election X: ...") is not
      * prefixed with it a second time. */
     if (strncmp(e, what, n) == 0 && e[n] == ':')
         return rlk_cli_fail(rlk_cli_exit_code(rc), "%s", e);
     return rlk_cli_fail(rlk_cli_exit_code(rc), "%s: %s", what, e);
+}
+
+int rlk_lc_count_key_check(rlk_client *c, const char *key, const char *what, const char *kind)
+{
+    const char *argv[2] = {"GET", key};
+    redisReply *r = NULL;
+    int ok = 1;
+
+    /* an error (another type: WRONGTYPE; the server gone) is the action's own call's to say */
+    if (rlk_command(c, 2, argv, NULL, &r) != RLK_OK || !r) {
+        if (r)
+            freeReplyObject(r);
+        return -1;
+    }
+    if (r->type == REDIS_REPLY_STRING) {
+        size_t k = r->len > 0 && r->str[0] == '-';
+
+        ok = r->len > k && r->len - k <= 18;
+        for (; ok && k < r->len; k++)
+            ok = r->str[k] >= '0' && r->str[k] <= '9';
+    }
+    freeReplyObject(r);
+    if (ok)
+        return -1;
+    /* as the other actions' scripts word it (lib/is_count.lua) */
+    return rlk_cli_fail(RLK_EXIT_REPLY, "%s: RLK_WRONGTYPE %s key holds a string that is not an "
+                        "integer count", what, kind);
 }
 
 /* ---------------------------------------------------------------- options */
@@ -156,8 +269,10 @@ int rlk_lc_parse_ms(const char *cmd, const char *opt, const char *text, long lon
     if (rlk_lc_digits(text, strlen(text), 13, ms) == 0 && text[0] != '\0' && *ms > 0 &&
         *ms <= RLK_LC_MAX_MS)
         return 0;
-    rlk_cli_usage(cmd, "option %s needs a positive whole number of milliseconds, not '%s'", opt,
-                  text);
+    /* The bound is the scripts' (RLK_NUM_MAX ms, about 31 years): say it. */
+    rlk_cli_usage(cmd, "option %s needs a positive whole number of milliseconds, at most %lld "
+                  "(about %lld years), not '%s'", opt, (long long)RLK_LC_MAX_MS,
+                  (long long)RLK_LC_MAX_MS / (365LL * 24 * 3600 * 1000), text);
     return -1;
 }
 

@@ -167,9 +167,23 @@ void rlk_cli_say(FILE *out, const char *prefix, const char *fmt, ...)
     va_end(ap);
 }
 
+/* A server that wants a password and was given none answers NOAUTH (Redis 6+: "NOAUTH
+ * Authentication required."): the message says where rlk takes one from. */
+static const char rlk_cli_noauth_hint[] =
+    " (the server wants a password: give it in the URL, redis://:PASSWORD@HOST:PORT, or with "
+    "--password-file FILE, $RLK_PASSWORD_FILE or $RLK_PASSWORD)";
+
 static void rlk_cli_vmessage(const char *fmt, va_list ap)
 {
+    char probe[2048];
+    va_list again;
+
+    va_copy(again, ap);
+    vsnprintf(probe, sizeof probe, fmt, again);
+    va_end(again);
     rlk_cli_vsay(stderr, "rlk: ", fmt, ap);
+    if (strstr(probe, "NOAUTH ") || strstr(probe, "NOAUTH:"))
+        fputs(rlk_cli_noauth_hint, stderr);
     fputc('\n', stderr);
 }
 
@@ -502,12 +516,17 @@ static const char *rlk_cli_read_line_file(const char *opt, const char *path, int
     return buf;
 }
 
-/* The URL to use and where it came from. NULL after an error. */
-static const char *rlk_cli_pick_url(const char *url, const char **from)
+/* The URL to use and where it came from (given: where url came from when the caller
+ * knows, NULL for a command's --url). NULL after an error. */
+static const char *rlk_cli_pick_url(const char *url, const char *given, const char **from)
 {
     static char file_url[RLK_CLI_SECRET_MAX + 1];
     static const char *file_read;
 
+    if (url && given) {
+        *from = given;      /* a member's URL of --all or --redlock */
+        return url;
+    }
     if (!url)
         url = rlk_cli_global_url;
     if (url && rlk_cli_g.url_file)
@@ -573,7 +592,8 @@ static const char *rlk_cli_pick_password(const char **from, int *failed)
 static pthread_mutex_t rlk_cli_conn_mu = PTHREAD_MUTEX_INITIALIZER;
 static int rlk_cli_insecure_said;
 
-static int rlk_cli_conn_options_locked(const char *url, rlk_options *o, int quiet)
+static int rlk_cli_conn_options_locked(const char *url, const char *given, rlk_options *o,
+                                       int quiet)
 {
     const char *url_from, *pw_from = NULL, *pw;
     char err[300], *masked;
@@ -592,7 +612,7 @@ static int rlk_cli_conn_options_locked(const char *url, rlk_options *o, int quie
     o->tls_insecure = rlk_cli_g.insecure;
     o->min_replicas = rlk_cli_g.min_replicas;
     o->min_replicas_timeout_ms = rlk_cli_g.min_replicas_timeout_ms;
-    if (!(o->url = rlk_cli_pick_url(url, &url_from)))
+    if (!(o->url = rlk_cli_pick_url(url, given, &url_from)))
         return RLK_EXIT_USAGE;
     if (rlk_cli_g.pubsub) {
         o->pubsub = rlk_cli_pubsub_mode(rlk_cli_g.pubsub);
@@ -632,24 +652,30 @@ static int rlk_cli_conn_options_locked(const char *url, rlk_options *o, int quie
 }
 
 /* Under a lock: the wait-report thread resolves too, and the files are read once. */
-static int rlk_cli_conn_options_q(const char *url, rlk_options *o, int quiet)
+static int rlk_cli_conn_options_q(const char *url, const char *given, rlk_options *o,
+                                  int quiet)
 {
     int rc;
 
     pthread_mutex_lock(&rlk_cli_conn_mu);
-    rc = rlk_cli_conn_options_locked(url, o, quiet);
+    rc = rlk_cli_conn_options_locked(url, given, o, quiet);
     pthread_mutex_unlock(&rlk_cli_conn_mu);
     return rc;
 }
 
 int rlk_cli_conn_options(const char *url, rlk_options *o)
 {
-    return rlk_cli_conn_options_q(url, o, 0);
+    return rlk_cli_conn_options_q(url, NULL, o, 0);
+}
+
+int rlk_cli_conn_options_from(const char *url, const char *from, rlk_options *o)
+{
+    return rlk_cli_conn_options_q(url, from, o, 0);
 }
 
 int rlk_cli_conn_options_quiet(const char *url, rlk_options *o)
 {
-    return rlk_cli_conn_options_q(url, o, 1);
+    return rlk_cli_conn_options_q(url, NULL, o, 1);
 }
 
 void rlk_cli_connected(rlk_client *c)
@@ -801,7 +827,7 @@ char **rlk_cli_pass_on_env(const char *url, int with_url)
         rlk_url u;
 
         pthread_mutex_lock(&rlk_cli_conn_mu);
-        used = rlk_cli_pick_url(url, &from);
+        used = rlk_cli_pick_url(url, NULL, &from);
         pthread_mutex_unlock(&rlk_cli_conn_mu);
         if (used && rlk_url_parse(used, &u, err, sizeof err) == 0)
             pub = rlk_url_without_password(&u);

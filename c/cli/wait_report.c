@@ -35,11 +35,33 @@ static void rlk_wr_holders(rlk_client *c, char *buf, size_t len)
     }
     if (v.kind == RLK_IK_PSEMAPHORE || v.kind == RLK_IK_SEMAPHORE)
         snprintf(buf, len, "; %lld permits available, %zu held", v.count, v.permits_total);
-    else if (v.nholders > 0)
-        snprintf(buf, len, "; held by %.*s%s (%s, ttl %lld ms)%s", (int)v.holders[0].owner_len,
+    else if (v.nholders > 0) {
+        char ttl[64];
+
+        /* PTTL -1: a hash without a TTL (a lock always has one): no "ttl -1 ms" */
+        if (v.ttl_ms >= 0)
+            snprintf(ttl, sizeof ttl, "ttl %lld ms", v.ttl_ms);
+        else
+            snprintf(ttl, sizeof ttl, "no expiry: it waits for a release or a force unlock");
+        snprintf(buf, len, "; held by %.*s%s (%s, %s)%s", (int)v.holders[0].owner_len,
                  v.holders[0].owner, v.holders[0].mode && !strcmp(v.holders[0].mode, "write")
-                 ? " (write)" : "", rlk_ik_label(v.kind), v.ttl_ms,
+                 ? " (write)" : "", rlk_ik_label(v.kind), ttl,
                  v.nholders > 1 ? " and others" : "");
+    } else if (v.kind == RLK_IK_FASTMULTI) {
+        size_t held = 0, first = 0;
+
+        for (size_t k = 0; k < v.nvalues; k++)
+            if (v.values[k].expire_in_ms > 0 && held++ == 0)
+                first = k;
+        if (held > 0)
+            snprintf(buf, len, "; %zu value%s held: %.*s by %.*s (expires in %lld ms)%s", held,
+                     held == 1 ? "" : "s", (int)v.values[first].value_len,
+                     v.values[first].value, (int)v.values[first].holder_len,
+                     v.values[first].holder, v.values[first].expire_in_ms,
+                     held > 1 ? " and others" : "");
+        else
+            snprintf(buf, len, "; no value held now");
+    }
     else if ((v.kind == RLK_IK_NONE || v.kind == RLK_IK_REENTRANT) && v.delay_ttl_ms >= 0)
         snprintf(buf, len, "; free, but in its lock-delay (a holder lost it without releasing "
                  "it): %lld ms left (%s)", v.delay_ttl_ms, v.delay_key);

@@ -295,14 +295,26 @@ static void redlock_wait(rlk_redlock *rl, int k, long long until_ns, long long t
     }
     for (int i = 0; i < rl->n; i++) {
         redlock_req *q = &rl->srv[i].req[k];
+        const char *fatal = NULL;
 
         if (!q->call)
             continue;
         rlk_ae_call_forget(q->call);
         q->call = NULL;
         q->rc = RLK_ERR_TIMEOUT;
-        snprintf(q->err, sizeof q->err, "%.300s: no reply within %lld ms",
-                 rl->srv[i].client->addr, timeout_ms);
+        /* A server that could not be connected to (refused, unreachable, its AUTH or
+         * SELECT refused) says why: not the same as one that is slow to answer. */
+        if (rlk_ae_fatal(rl->srv[i].ae, &fatal) != RLK_OK && fatal && *fatal)
+            snprintf(q->err, sizeof q->err, "%.300s", fatal);
+        else if (rlk_ae_unreachable(rl->srv[i].ae))
+            snprintf(q->err, sizeof q->err, "%.300s (no reply within %lld ms)",
+                     rlk_async_conn_errstr(rl->srv[i].ae), timeout_ms);
+        else if (rlk_err(rl->srv[i].client) == RLK_ERR_AUTH)  /* its connect's AUTH refused */
+            snprintf(q->err, sizeof q->err, "%.300s (no reply within %lld ms)",
+                     rlk_errstr(rl->srv[i].client), timeout_ms);
+        else
+            snprintf(q->err, sizeof q->err, "%.300s: no reply within %lld ms",
+                     rl->srv[i].client->addr, timeout_ms);
     }
 }
 

@@ -179,7 +179,7 @@ static void test_inspect_marked_semaphore(void)
     cli_result_free(&r);
     r = RUN("inspect", "marked");
     expect_status(&r, 1, "inspect a marked semaphore");  /* 1: a permit is free */
-    CHECK_STR_PREFIX(r.out, "marked: semaphore\n");
+    CHECK_STR_PREFIX(r.out, "marked: permit-expirable semaphore\n");  /* what rlk semaphore makes */
     CHECKF(strstr(r.out, "latch") == NULL, "inspect says a marked semaphore may be a latch:\n%s",
            r.out);
     cli_result_free(&r);
