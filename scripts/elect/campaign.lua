@@ -1,5 +1,5 @@
 -- name: elect/campaign
--- version: 2
+-- version: 3
 -- summary: Campaign: take the free election lock, mint a new term, record value, term and holder, publish.
 -- redisson: none
 -- time: server - a term is at least TIME in us (as fenced/acquire's token): it rises even if the token is lost
@@ -18,12 +18,15 @@
 -- error RLK_BADLEASE: lease_ms is not an integer in 1..1000000000000
 -- error RLK_BADOWNER: owner is empty or longer than 1024 bytes
 -- error RLK_BADPUBLISH: publish is not exactly publish or spublish
--- error RLK_WRONGTYPE: lock key not a lock's (lib/lock_shape), state not a hash, token not an integer < 2^53-1
+-- error RLK_WRONGTYPE: lock key not a lock's, state not an election record (lib/*_shape), token not an integer < 2^53-1
 -- end
 
 --- @include "lib/is_lease"
 
 --- @include "lib/lock_type"
+
+-- An election record, or nothing: an application's key at {name}:elect is not replaced.
+--- @include "lib/elect_shape"
 
 local MAX_TOKEN = 9007199254740991 -- 2^53 - 1: integers above it are not exact in a Lua number
 
@@ -80,7 +83,12 @@ if kind == 'hash' then
     return { tonumber(cur_term) }
   end
 end
--- Free (or held by owner as a plain fenced lock, without an election record): a new term.
+-- Free (or held by owner as a plain fenced lock, without an election record): a new term, which
+-- replaces the record: only an election record (the TYPE check above is the cheap path's).
+local found = elect_shape(state)
+if found then
+  return redis.error_reply('RLK_WRONGTYPE state key holds ' .. found)
+end
 local term = math.max((last or 0) + 1, now_us())
 local t = int(term)
 if kind == 'none' then

@@ -245,6 +245,57 @@ HANDLE_CALL(latch_expire, rlk_latch, rlk_latch_new, rlk_latch_free, rlk_latch_ex
 HANDLE_CALL(latch_clear_expire, rlk_latch, rlk_latch_new, rlk_latch_free,
             rlk_latch_clear_expire(h, &set_))
 
+HANDLE_CALL(latch_delete, rlk_latch, rlk_latch_new, rlk_latch_free, rlk_latch_delete(h, &set_))
+HANDLE_CALL(elect_proclaim, rlk_elect, rlk_elect_new, rlk_elect_free, rlk_elect_proclaim(h, "v2"))
+
+/* The permit keeper renews each permit once before it returns: NULL, the error on c. */
+static const char *const keep_ids_[] = {"0123456789abcdef"};
+
+static int keep_rc(rlk_client *c, rlk_psemaphore_keeper *k)
+{
+    if (!k)
+        return rlk_err(c);
+    rlk_psemaphore_keeper_stop(k);
+    return RLK_OK;
+}
+
+HANDLE_CALL(psem_keep, rlk_psemaphore, rlk_psemaphore_new, rlk_psemaphore_free,
+            keep_rc(c, rlk_psemaphore_keep(h, 1, keep_ids_, 10000, NULL, NULL)))
+
+/* A MultiLock of the one member key; a RedLock of the one server. */
+static int multilock_try(rlk_client *c, const char *key, char *msg, size_t len)
+{
+    rlk_multilock *m = rlk_multilock_new();
+    int rc;
+
+    if (!m)
+        return RLK_ERR_NOMEM;
+    if ((rc = rlk_multilock_add(m, c, key)) == RLK_OK)
+        rc = rlk_multilock_try_lock(m, 0, 10000);
+    if (rc != RLK_OK)
+        snprintf(msg, len, "%s", rlk_multilock_errstr(m));
+    else
+        rlk_multilock_unlock(m);
+    rlk_multilock_free(m);
+    return rc;
+}
+
+static int redlock_try(rlk_client *c, const char *key, char *msg, size_t len)
+{
+    rlk_redlock *rl = rlk_redlock_new(&c, 1, key, NULL);
+    int rc;
+
+    if (!rl)
+        return RLK_ERR_NOMEM;
+    rc = rlk_redlock_try_lock(rl, 0, 10000, NULL);
+    if (rc != RLK_OK)
+        snprintf(msg, len, "%s", rlk_redlock_errstr(rl));
+    else
+        rlk_redlock_unlock(rl);
+    rlk_redlock_free(rl);
+    return rc;
+}
+
 static const char *const fm_values[] = {"v1", "v2"};
 
 static rlk_fastmulti *fm_new(rlk_client *c, const char *key)
@@ -281,14 +332,21 @@ ASYNC_CALL(a_force_fair, rlk_async_force_unlock(actx, RLK_KIND_FAIR, key, aone_c
 ASYNC_CALL(a_force_rw, rlk_async_force_unlock(actx, RLK_KIND_WRITE, key, aone_cb, &o))
 ASYNC_CALL(a_force_named, rlk_async_force_unlock_named(actx, RLK_KIND_LOCK, key, aone_cb, &o))
 ASYNC_CALL(a_force_named_rw, rlk_async_force_unlock_named(actx, RLK_KIND_READ, key, aone_cb, &o))
+ASYNC_CALL(a_campaign, rlk_async_elect_campaign(actx, key, 1, "v", 0, 10000, aone_cb, &o))
+ASYNC_CALL(a_proclaim, rlk_async_elect_proclaim(actx, key, 1, "v2", aone_cb, &o))
+ASYNC_CALL(a_resign, rlk_async_elect_resign(actx, key, 1, aone_cb, &o))
+ASYNC_CALL(a_multilock, rlk_async_multilock_lock(actx, 1, (const char *const[]){key}, 1, 0, 10000,
+                                                 aone_cb, &o))
 
 /* Expected: RLK_WRONGTYPE on every foreign key; an exclusive lock's acquire waits for
  * (RLK_ERR_BUSY at once, with wait 0) another kind's live lock with a TTL; an unlock of what
  * the caller does not hold: RLK_ERR_NOT_OWNER (the header's "not held"), or the script's
  * RLK_WRONGTYPE where its check of the key comes first; a try-set of a count that exists
  * (any string) sets nothing: RLK_OK with *set 0 (the header's "0: it exists"), or
- * RLK_WRONGTYPE. own: the live key taken as its own kind (skipped). */
-enum { X_WRONGTYPE, X_NOT_OWNER, X_NOT_SET };
+ * RLK_WRONGTYPE; a token lock (RedLock) takes any string for another holder's token:
+ * RLK_ERR_BUSY on a string, RLK_WRONGTYPE on the rest. own: the live key taken as its own kind
+ * (skipped). */
+enum { X_WRONGTYPE, X_NOT_OWNER, X_NOT_SET, X_TOKEN };
 enum { BUSY_ON_LIVE = 1 };
 
 typedef struct call {
@@ -352,6 +410,15 @@ static const call calls[] = {
     {"rlk_latch_count_down", latch_down, OWN_COUNT, X_WRONGTYPE, 0, 0},
     {"rlk_latch_expire", latch_expire, OWN_COUNT, X_WRONGTYPE, 0, 0},
     {"rlk_latch_clear_expire", latch_clear_expire, OWN_COUNT, X_WRONGTYPE, 0, 0},
+    {"rlk_latch_delete", latch_delete, OWN_COUNT, X_WRONGTYPE, 0, 0},
+    {"rlk_psemaphore_keep", psem_keep, OWN_COUNT, X_WRONGTYPE, 0, 0},
+    {"rlk_elect_proclaim", elect_proclaim, OWN_LOCK, X_NOT_OWNER, 0, 0},
+    {"rlk_multilock_try_lock", multilock_try, EXCL, 0},
+    {"rlk_redlock_try_lock", redlock_try, 0, X_TOKEN, 0, 0},
+    {"rlk_async_elect_campaign", a_campaign, EXCL, 0},
+    {"rlk_async_elect_proclaim", a_proclaim, OWN_LOCK, X_NOT_OWNER, 0, 0},
+    {"rlk_async_elect_resign", a_resign, OWN_LOCK, X_NOT_OWNER, 0, 0},
+    {"rlk_async_multilock_lock", a_multilock, EXCL, 0},
     {"rlk_async_lock RLK_KIND_LOCK", a_lock, EXCL, 0},
     {"rlk_async_lock RLK_KIND_FAIR", a_fair, EXCL, 0},
     {"rlk_async_lock RLK_KIND_FENCED", a_fenced, EXCL, 0},
@@ -464,6 +531,9 @@ static void test_matrix(void)
                                                        strstr(msg, "RLK_WRONGTYPE")),
                        "%s on %s: %d, set %d (%s), expected nothing set or RLK_WRONGTYPE",
                        cl->what, fx->what, rc, set_, msg);
+            else if (cl->expect == X_TOKEN && strcmp(fx->setup[0], "SET") == 0)
+                CHECKF(rc == RLK_ERR_BUSY, "%s on %s: %d (%s), expected RLK_ERR_BUSY", cl->what,
+                       fx->what, rc, msg);
             else
                 CHECKF(rc == RLK_ERR_SCRIPT && strstr(msg, "RLK_WRONGTYPE"),
                        "%s on %s: %d (%s), expected RLK_ERR_SCRIPT with RLK_WRONGTYPE", cl->what,
@@ -544,6 +614,283 @@ static void test_named(void)
     rlk_free(c);
 }
 
+/* ---------------------------------------------------------------- several keys */
+
+/* A key's DUMP and PTTL, to compare after a call. */
+typedef struct snap {
+    char *dump;
+    size_t len;
+    long long pttl;
+} snap;
+
+static void snap_take(const rlk_fx_server *srv, const char *key, snap *s)
+{
+    s->dump = tk_dump(srv, key, &s->len, &s->pttl);
+}
+
+/* 1 when key is as s saw it (a TTL only falls; none stays none); frees s. */
+static int snap_same(const rlk_fx_server *srv, const char *key, snap *s)
+{
+    snap a;
+    int same;
+
+    snap_take(srv, key, &a);
+    same = s->dump && a.dump && s->len == a.len && memcmp(s->dump, a.dump, s->len) == 0 &&
+           (s->pttl < 0 ? a.pttl == s->pttl : (a.pttl > 0 && a.pttl <= s->pttl));
+    free(s->dump);
+    free(a.dump);
+    s->dump = NULL;
+    return same;
+}
+
+/* rc and msg are the code a member on fixture fx ends an exclusive acquisition with. */
+static int excl_refused(const fixture *fx, int rc, const char *msg)
+{
+    if (fx->kind & (OWN_RW | OWN_GROUP))
+        return rc == RLK_ERR_BUSY;
+    return rc == RLK_ERR_SCRIPT && strstr(msg, "RLK_WRONGTYPE") != NULL;
+}
+
+/* MultiLock members a, b free and c on a foreign key (c last in the order of taking, blocking
+ * and async): the acquisition fails as c's script refuses (RLK_WRONGTYPE; RLK_ERR_BUSY on
+ * another kind's live lock), a and b are given back (no key left), c is unchanged. */
+static void test_multilock_give_back(void)
+{
+    rlk_options o;
+    rlk_client *c;
+
+    rlk_options_init(&o);
+    o.url = url;
+    REQUIRE((c = rlk_connect(&o)) != NULL);
+    REQUIRE((actx = rlk_async_new(&o)) != NULL);
+    REQUIRE_INT_EQ(rlk_async_poll_attach(actx, &apoll), RLK_OK);
+    for (int api = 0; api < 2; api++) {
+        for (size_t f = 0; f < NFIXTURES; f++) {
+            const fixture *fx = &fixtures[f];
+            char names[3][64], msg[1024] = "";
+            const char *nv[3] = {names[0], names[1], names[2]};
+            snap before;
+            int rc, failed = -1;
+
+            if (fx->kind & OWN_LOCK)
+                continue;
+            for (int i = 0; i < 3; i++)
+                snprintf(names[i], sizeof names[i], "fkm:ml:%d:%zu:%c", api, f, 'a' + i);
+            make(fx, names[2]);
+            snap_take(&server, names[2], &before);
+            if (api == 0) {
+                rlk_multilock *m = rlk_multilock_new();
+
+                REQUIRE(m != NULL);
+                for (int i = 0; i < 3; i++)
+                    REQUIRE_INT_EQ(rlk_multilock_add(m, c, names[i]), RLK_OK);
+                rc = rlk_multilock_try_lock(m, 0, 10000);
+                snprintf(msg, sizeof msg, "%s", rlk_multilock_errstr(m));
+                failed = rlk_multilock_failed_member(m);
+                if (rc == RLK_OK)
+                    rlk_multilock_unlock(m);
+                rlk_multilock_free(m);
+            } else {
+                aone a = {0, 0, ""};
+
+                rc = aone_wait(&a, rlk_async_multilock_lock(actx, 3, nv, 1, 0, 10000, aone_cb, &a),
+                               msg, sizeof msg);
+                failed = 2;
+            }
+            CHECKF(excl_refused(fx, rc, msg) && failed == 2, "%s on %s: %d (%s), member %d",
+                   api ? "rlk_async_multilock_lock" : "rlk_multilock_try_lock", fx->what, rc, msg,
+                   failed);
+            for (int i = 0; i < 2; i++)
+                CHECKF(tk_int(&server, "EXISTS %s", names[i]) == 0,
+                       "%s on %s: member %s was not given back",
+                       api ? "rlk_async_multilock_lock" : "rlk_multilock_try_lock", fx->what,
+                       names[i]);
+            CHECKF(snap_same(&server, names[2], &before), "%s on %s: the foreign key changed",
+                   api ? "rlk_async_multilock_lock" : "rlk_multilock_try_lock", fx->what);
+        }
+    }
+    rlk_async_free(actx);
+    rlk_async_poll_free(&apoll);
+    rlk_free(c);
+}
+
+/* RedLock over 3 servers. The name foreign on 2 of them: no quorum, the acquisition fails
+ * (RLK_WRONGTYPE; RLK_ERR_BUSY on a string, which a token lock takes for another's token), the
+ * token taken on the third is given back, the foreign keys are unchanged. Foreign on 1: held by
+ * the quorum; the acquire, extend and unlock leave that key unchanged. */
+static void test_redlock(void)
+{
+    rlk_fx_server more[2];
+    rlk_fx_server *srv[3] = {&server, &more[0], &more[1]};
+    rlk_client *cs[3] = {NULL, NULL, NULL};
+
+    REQUIRE(rlk_fx_start_n(more, 2, NULL) == 0);
+    for (int i = 0; i < 3; i++) {
+        char u[128];
+        rlk_options o;
+
+        REQUIRE(rlk_fx_url(srv[i], -1, u, sizeof u) == 0);
+        rlk_options_init(&o);
+        o.url = u;
+        REQUIRE((cs[i] = rlk_connect(&o)) != NULL);
+    }
+    for (size_t f = 0; f < NFIXTURES; f++) {
+        const fixture *fx = &fixtures[f];
+        int string = strcmp(fx->setup[0], "SET") == 0;
+        char key[64], msg[1024];
+        rlk_redlock *rl;
+        snap before[3];
+        int rc;
+
+        /* foreign on servers 1 and 2 */
+        snprintf(key, sizeof key, "fkm:rl:maj:%zu", f);
+        for (int i = 1; i < 3; i++) {
+            tk_make_key(srv[i], fx->setup, 10, key, fx->pexpire);
+            snap_take(srv[i], key, &before[i]);
+        }
+        REQUIRE((rl = rlk_redlock_new(cs, 3, key, NULL)) != NULL);
+        rc = rlk_redlock_try_lock(rl, 0, 10000, NULL);
+        snprintf(msg, sizeof msg, "%s", rlk_redlock_errstr(rl));
+        CHECKF(string ? rc == RLK_ERR_BUSY : rc == RLK_ERR_SCRIPT && strstr(msg, "RLK_WRONGTYPE"),
+               "rlk_redlock_try_lock on %s (2 of 3): %d (%s)", fx->what, rc, msg);
+        CHECKF(tk_int(srv[0], "EXISTS %s", key) == 0,
+               "rlk_redlock_try_lock on %s (2 of 3): the token on server 0 was not given back",
+               fx->what);
+        for (int i = 1; i < 3; i++)
+            CHECKF(snap_same(srv[i], key, &before[i]),
+                   "rlk_redlock_try_lock on %s (2 of 3): the key on server %d changed", fx->what,
+                   i);
+        if (rc == RLK_OK)
+            rlk_redlock_unlock(rl);
+        rlk_redlock_free(rl);
+
+        /* foreign on server 2 only */
+        snprintf(key, sizeof key, "fkm:rl:min:%zu", f);
+        tk_make_key(srv[2], fx->setup, 10, key, fx->pexpire);
+        REQUIRE((rl = rlk_redlock_new(cs, 3, key, NULL)) != NULL);
+        snap_take(srv[2], key, &before[2]);
+        rc = rlk_redlock_try_lock(rl, 0, 10000, NULL);
+        CHECKF(rc == RLK_OK, "rlk_redlock_try_lock on %s (1 of 3): %d (%s)", fx->what, rc,
+               rlk_redlock_errstr(rl));
+        CHECKF(snap_same(srv[2], key, &before[2]),
+               "rlk_redlock_try_lock on %s (1 of 3): the key on server 2 changed", fx->what);
+        snap_take(srv[2], key, &before[2]);
+        rc = rlk_redlock_extend(rl, 10000, NULL);
+        CHECKF(rc == RLK_OK, "rlk_redlock_extend on %s (1 of 3): %d (%s)", fx->what, rc,
+               rlk_redlock_errstr(rl));
+        CHECKF(snap_same(srv[2], key, &before[2]),
+               "rlk_redlock_extend on %s (1 of 3): the key on server 2 changed", fx->what);
+        snap_take(srv[2], key, &before[2]);
+        rc = rlk_redlock_unlock(rl);
+        CHECKF(rc == RLK_OK, "rlk_redlock_unlock on %s (1 of 3): %d (%s)", fx->what, rc,
+               rlk_redlock_errstr(rl));
+        CHECKF(snap_same(srv[2], key, &before[2]),
+               "rlk_redlock_unlock on %s (1 of 3): the key on server 2 changed", fx->what);
+        for (int i = 0; i < 2; i++)
+            CHECKF(tk_int(srv[i], "EXISTS %s", key) == 0,
+                   "rlk_redlock_unlock on %s (1 of 3): the token on server %d is still there",
+                   fx->what, i);
+        rlk_redlock_free(rl);
+    }
+    for (int i = 0; i < 3; i++)
+        rlk_free(cs[i]);
+    rlk_fx_stop_n(more, 2);
+}
+
+/* ---------------------------------------------------------------- an election's keys */
+
+/* The code a script that meets a foreign key may end a leader's call with: RLK_WRONGTYPE, or
+ * RLK_ERR_NOT_OWNER (the key is not the caller's lock or record). */
+static int refused(int rc, const char *msg)
+{
+    return rc == RLK_ERR_NOT_OWNER || (rc == RLK_ERR_SCRIPT && strstr(msg, "RLK_WRONGTYPE"));
+}
+
+/* One election call by api (0 blocking on e, 1 async for task 1) on name: 'c' campaign (fixed
+ * lease 10 s, wait 0), 'p' proclaim, 'r' resign. */
+static int elect_op(int api, rlk_client *c, rlk_elect *e, const char *name, int op, char *msg,
+                    size_t len)
+{
+    aone a = {0, 0, ""};
+    int rc;
+
+    msg[0] = '\0';
+    if (api == 0) {
+        rc = op == 'c' ? rlk_elect_campaign(e, "v", 0, 10000, NULL)
+           : op == 'p' ? rlk_elect_proclaim(e, "v2") : rlk_elect_resign(e);
+        if (rc != RLK_OK)
+            snprintf(msg, len, "%s", rlk_errstr(c));
+        return rc;
+    }
+    return aone_wait(&a, op == 'c' ? rlk_async_elect_campaign(actx, name, 1, "v", 0, 10000, aone_cb, &a)
+                         : op == 'p' ? rlk_async_elect_proclaim(actx, name, 1, "v2", aone_cb, &a)
+                         : rlk_async_elect_resign(actx, name, 1, aone_cb, &a),
+                     msg, len);
+}
+
+/* An election's keys turned foreign, both APIs: (1) a leader whose lock key or record
+ * {name}:elect is replaced by an application's key proclaims and resigns: refused
+ * (RLK_WRONGTYPE or RLK_ERR_NOT_OWNER), that key unchanged; (2) a campaign on a free name
+ * whose record key {name}:elect is an application's: RLK_WRONGTYPE, the key unchanged and no
+ * lock taken. */
+static void test_elect_keys(void)
+{
+    static const char *const ops[] = {"campaign", "proclaim", "resign"};
+    rlk_options o;
+    rlk_client *c;
+
+    rlk_options_init(&o);
+    o.url = url;
+    REQUIRE((c = rlk_connect(&o)) != NULL);
+    REQUIRE((actx = rlk_async_new(&o)) != NULL);
+    REQUIRE_INT_EQ(rlk_async_poll_attach(actx, &apoll), RLK_OK);
+    for (int api = 0; api < 2; api++) {
+        const char *who = api ? "rlk_async_elect" : "rlk_elect";
+
+        for (size_t f = 0; f < NFIXTURES; f++) {
+            const fixture *fx = &fixtures[f];
+
+            for (int which = 0; which < 3; which++) {
+                char name[64], state[96], key[96], msg[1024];
+                rlk_elect *e;
+                snap before;
+                int rc;
+
+                /* which 0: the lock key replaced; 1: the record; 2: the record before a campaign */
+                if (which == 0 && (fx->kind & OWN_LOCK))
+                    continue;
+                snprintf(name, sizeof name, "fkm:el:%d:%zu:%d", api, f, which);
+                REQUIRE((e = rlk_elect_new(c, name)) != NULL);
+                snprintf(state, sizeof state, "%s", rlk_elect_state_name(e));
+                snprintf(key, sizeof key, "%s", which == 0 ? name : state);
+                if (which < 2) {
+                    rc = elect_op(api, c, e, name, 'c', msg, sizeof msg);
+                    CHECKF(rc == RLK_OK, "%s campaign on %s: %d (%s)", who, name, rc, msg);
+                    tk_int(&server, "DEL %s", key);
+                }
+                make(fx, key);
+                for (int op = which < 2 ? 1 : 0; op < (which < 2 ? 3 : 1); op++) {
+                    snap_take(&server, key, &before);
+                    rc = elect_op(api, c, e, name, "cpr"[op], msg, sizeof msg);
+                    CHECKF(which == 2 ? rc == RLK_ERR_SCRIPT && strstr(msg, "RLK_WRONGTYPE")
+                                      : refused(rc, msg),
+                           "%s %s with %s at %s: %d (%s)", who, ops[op], fx->what,
+                           which == 0 ? "the lock key" : "the record", rc, msg);
+                    CHECKF(snap_same(&server, key, &before), "%s %s with %s at %s: the key changed",
+                           who, ops[op], fx->what, which == 0 ? "the lock key" : "the record");
+                }
+                if (which == 2)
+                    CHECKF(tk_int(&server, "EXISTS %s", name) == 0,
+                           "%s campaign with %s at the record: the lock was taken", who, fx->what);
+                rlk_elect_free(e);
+            }
+        }
+    }
+    rlk_async_free(actx);
+    rlk_async_poll_free(&apoll);
+    rlk_free(c);
+}
+
 int main(int argc, char **argv)
 {
     control = argc > 2 && strcmp(argv[1], "--control") == 0;
@@ -555,8 +902,12 @@ int main(int argc, char **argv)
         return 1;
     }
     RUN_TEST(test_matrix);
-    if (!control)
+    if (!control) {
         RUN_TEST(test_named);
+        RUN_TEST(test_multilock_give_back);
+        RUN_TEST(test_redlock);
+        RUN_TEST(test_elect_keys);
+    }
     if (control) {
         char cmd[600];
 
