@@ -4,10 +4,12 @@
  * own"), from the C API: every public call of rlk.h that takes a name and
  * writes, renews, expires or deletes (each kind's try-lock, unlock, force
  * unlock and its _named variant; the spin lock, the lock-delay and the
- * non-reentrant fair lock; the faster MultiLock; the election's campaign and
- * resign; the semaphore's, the permit-expirable semaphore's and the latch's
- * writing calls, their expiry calls included), and the async API's lock
- * acquires and force unlocks, against a string, a JSON string, a list, a set,
+ * non-reentrant fair lock; the faster MultiLock; the election's campaign,
+ * proclaim and resign; the semaphore's, the permit-expirable semaphore's
+ * (its keeper too) and the latch's writing calls, their expiry calls and the
+ * latch's delete included; a MultiLock and a RedLock of one member), and the
+ * async API's lock acquires, MultiLock, force unlocks and election calls,
+ * against a string, a JSON string, a list, a set,
  * a sorted set, a stream, an application hash, a hash of counts, a one-field
  * hash of a word, and each other kind's live key. Each call returns the
  * documented code (RLK_ERR_SCRIPT naming RLK_WRONGTYPE; RLK_ERR_BUSY where an
@@ -21,11 +23,24 @@
  * unlocks (blocking and async; the key unchanged) and removed by their
  * _named variants.
  *
+ * test_multilock_give_back: a MultiLock (blocking and async) whose last
+ * member is foreign fails there and gives back the members it took.
+ * test_redlock: a RedLock over 3 servers with the name foreign on 2 fails
+ * and gives back its token; foreign on 1 it holds, extends and unlocks
+ * around that key. test_keeper: a permit keeper whose semaphore's name
+ * turns foreign reports the permit lost (RLK_LOST_EXPIRED), once.
+ * test_elect_keys: a leader whose lock key or record turns foreign
+ * proclaims and resigns in vain; a campaign meeting an application's key at
+ * the record {name}:elect is refused. Each leaves every key as it was.
+ *
  * Control (--control BUNDLE_DIR, ctest foreign_matrix_control, WILL_FAIL):
- * the client loads a copy of BUNDLE_DIR whose reentrant/force_release has its
- * shape check taken out (lib/lock_shape's call replaced by nil): the force
- * unlocks on its script then delete the foreign keys, which the checks must
- * report.
+ * the client loads a copy of BUNDLE_DIR with shape checks taken out (plants[]):
+ * reentrant/force_release's (lib/lock_shape's call replaced by nil: the force
+ * unlocks on its script then delete the foreign keys), elect/campaign's
+ * (lib/elect_shape: the campaigns replace the foreign records) and
+ * psemaphore/update_lease's (its reclaim and type checks: the keeper renews
+ * on, into the foreign name's {name}:timeout), which the matrix, test_elect_keys
+ * and test_keeper must report.
  *
  * Usage: fk_matrix [--control BUNDLE_DIR]
  */
@@ -438,34 +453,39 @@ static const call calls[] = {
 
 /* ---------------------------------------------------------------- the control's bundle */
 
-/* A copy of dir in a temp dir with reentrant/force_release's shape check taken out and its
- * manifest line's SHA-1 made to match: 0, or -1. */
-static int plant_bundle(const char *dir)
+/* The control's plants: a script of the bundle and its shape check, replaced by a no-op of the
+ * same length (the rest of the text stays in place). */
+static const struct plant {
+    const char *script, *check, *none;
+} plants[] = {
+    {"reentrant/force_release", "local found, unsure = lock_shape(lock)",
+     "local found, unsure = nil, nil"},
+    {"elect/campaign", "local found = elect_shape(state)", "local found = nil"},
+    {"psemaphore/update_lease", "local now, bad = psem_reclaim(semaphore, timeouts, channel, publish)",
+     "local now, bad = tonumber(redis.call('time')[1]) * 1000, nil"},
+};
+
+/* Plants p in the bundle: its file rewritten, its manifest line's SHA-1 made to match. */
+static int plant_one(const struct plant *p)
 {
     char cmd[2048], path[1024], hex[41];
     char *text = NULL, *at;
     size_t len = 0;
     FILE *f;
-    static const char check[] = "local found, unsure = lock_shape(lock)";
-    static const char none[] = "local found, unsure = nil, nil";
 
-    snprintf(bundle, sizeof bundle, "%s/planted", server.dir);
-    snprintf(cmd, sizeof cmd, "cp -r '%s' '%s'", dir, bundle);
-    if (system(cmd) != 0)
-        return -1;
-    snprintf(path, sizeof path, "%s/reentrant/force_release.lua", bundle);
+    snprintf(path, sizeof path, "%s/%s.lua", bundle, p->script);
     if (!(f = fopen(path, "rb")))
         return -1;
     text = malloc(1 << 20);
     if (text)
         len = fread(text, 1, (1 << 20) - 1, f);
     fclose(f);
-    if (!text || !(text[len] = '\0', at = strstr(text, check))) {
+    if (!text || !(text[len] = '\0', at = strstr(text, p->check))) {
         free(text);
         return -1;
     }
-    memset(at, ' ', sizeof check - 1);     /* the same length: the rest stays in place */
-    memcpy(at, none, sizeof none - 1);
+    memset(at, ' ', strlen(p->check));
+    memcpy(at, p->none, strlen(p->none));
     if (!(f = fopen(path, "wb")) || fwrite(text, 1, len, f) != len) {
         if (f)
             fclose(f);
@@ -475,10 +495,24 @@ static int plant_bundle(const char *dir)
     fclose(f);
     rlk_sha1_hex(text, len, hex);
     free(text);
-    snprintf(cmd, sizeof cmd,
-             "sed -i 's|^\\(reentrant/force_release\t[^\t]*\t[^\t]*\t\\).*|\\1%s|' '%s/manifest.tsv'",
-             hex, bundle);
+    snprintf(cmd, sizeof cmd, "sed -i 's|^\\(%s\t[^\t]*\t[^\t]*\t\\).*|\\1%s|' '%s/manifest.tsv'",
+             p->script, hex, bundle);
     return system(cmd) == 0 ? 0 : -1;
+}
+
+/* A copy of dir in a temp dir with every plant's shape check taken out: 0, or -1. */
+static int plant_bundle(const char *dir)
+{
+    char cmd[2048];
+
+    snprintf(bundle, sizeof bundle, "%s/planted", server.dir);
+    snprintf(cmd, sizeof cmd, "cp -r '%s' '%s'", dir, bundle);
+    if (system(cmd) != 0)
+        return -1;
+    for (size_t i = 0; i < sizeof plants / sizeof plants[0]; i++)
+        if (plant_one(&plants[i]) != 0)
+            return -1;
+    return 0;
 }
 
 /* ---------------------------------------------------------------- the matrix */
@@ -841,6 +875,7 @@ static void test_elect_keys(void)
 
     rlk_options_init(&o);
     o.url = url;
+    o.bundle_dir = bundle[0] ? bundle : NULL;
     REQUIRE((c = rlk_connect(&o)) != NULL);
     REQUIRE((actx = rlk_async_new(&o)) != NULL);
     REQUIRE_INT_EQ(rlk_async_poll_attach(actx, &apoll), RLK_OK);
@@ -891,6 +926,92 @@ static void test_elect_keys(void)
     rlk_free(c);
 }
 
+/* ---------------------------------------------------------------- the permit keeper */
+
+typedef struct kept_lost {
+    int calls, reason;
+} kept_lost;
+
+static void kept_lost_fn(const char *name, const char *owner, int reason, void *userdata)
+{
+    kept_lost *k = userdata;
+
+    (void)name;
+    (void)owner;
+    __atomic_store_n(&k->reason, reason, __ATOMIC_SEQ_CST);
+    __atomic_add_fetch(&k->calls, 1, __ATOMIC_SEQ_CST);
+}
+
+/* A permit keeper whose semaphore's name is replaced by an application's key while it keeps
+ * (one per foreign key, all at once): every renewal is refused (RLK_WRONGTYPE), the keeper
+ * reports its permit lost (RLK_LOST_EXPIRED: renewals failed until its lease had run out), once,
+ * and neither that key nor the semaphore's {name}:timeout changes. */
+static void test_keeper(void)
+{
+    enum { LEASE_MS = 600 };
+    rlk_options o;
+    rlk_client *c;
+    rlk_psemaphore *s[NFIXTURES] = {NULL};
+    rlk_psemaphore_keeper *k[NFIXTURES] = {NULL};
+    kept_lost lost[NFIXTURES];
+    snap before[NFIXTURES], tbefore[NFIXTURES];
+    char names[NFIXTURES][64], tkeys[NFIXTURES][96];
+    long long deadline;
+
+    memset(lost, 0, sizeof lost);
+    rlk_options_init(&o);
+    o.url = url;
+    o.bundle_dir = bundle[0] ? bundle : NULL;
+    REQUIRE((c = rlk_connect(&o)) != NULL);
+    for (size_t f = 0; f < NFIXTURES; f++) {
+        char id[RLK_PERMIT_ID_SIZE];
+        const char *ids[1] = {id};
+        int set = 0;
+
+        if (fixtures[f].kind & OWN_COUNT)
+            continue;
+        snprintf(names[f], sizeof names[f], "fkm:kp:%zu", f);
+        REQUIRE((s[f] = rlk_psemaphore_new(c, names[f])) != NULL);
+        snprintf(tkeys[f], sizeof tkeys[f], "%s", rlk_psemaphore_timeouts_key(s[f]));
+        REQUIRE_INT_EQ(rlk_psemaphore_try_set_permits(s[f], 1, &set), RLK_OK);
+        REQUIRE_INT_EQ(rlk_psemaphore_try_acquire(s[f], 0, 60000, id), RLK_OK);
+        REQUIRE((k[f] = rlk_psemaphore_keep(s[f], 1, ids, LEASE_MS, kept_lost_fn, &lost[f])) != NULL);
+        tk_int(&server, "DEL %s", names[f]);
+        make(&fixtures[f], names[f]);
+        snap_take(&server, names[f], &before[f]);
+        snap_take(&server, tkeys[f], &tbefore[f]);
+    }
+    /* Bounded poll: each is reported within its lease of the last renewal, plus the watchdog's
+     * rounds; RUN_BOUND_MS on top for a loaded machine. */
+    deadline = rlk_fx_now_ms() + LEASE_MS + 2 * RUN_BOUND_MS;
+    for (int all = 0; !all && rlk_fx_now_ms() < deadline;) {
+        all = 1;
+        for (size_t f = 0; f < NFIXTURES; f++)
+            if (k[f] && rlk_psemaphore_keeper_lost(k[f]) == 0)
+                all = 0;
+        if (!all)
+            rlk_fx_sleep_ms(10);
+    }
+    for (size_t f = 0; f < NFIXTURES; f++) {
+        if (!k[f])
+            continue;
+        CHECKF(rlk_psemaphore_keeper_lost(k[f]) == RLK_LOST_EXPIRED,
+               "rlk_psemaphore_keep with %s at the name: lost %d, expected RLK_LOST_EXPIRED",
+               fixtures[f].what, rlk_psemaphore_keeper_lost(k[f]));
+        rlk_psemaphore_keeper_stop(k[f]);
+        CHECKF(__atomic_load_n(&lost[f].calls, __ATOMIC_SEQ_CST) == 1 &&
+               lost[f].reason == RLK_LOST_EXPIRED,
+               "rlk_psemaphore_keep with %s at the name: %d reports, reason %d", fixtures[f].what,
+               lost[f].calls, lost[f].reason);
+        CHECKF(snap_same(&server, names[f], &before[f]),
+               "rlk_psemaphore_keep with %s at the name: the key changed", fixtures[f].what);
+        CHECKF(snap_same(&server, tkeys[f], &tbefore[f]),
+               "rlk_psemaphore_keep with %s at the name: %s changed", fixtures[f].what, tkeys[f]);
+        rlk_psemaphore_free(s[f]);
+    }
+    rlk_free(c);
+}
+
 int main(int argc, char **argv)
 {
     control = argc > 2 && strcmp(argv[1], "--control") == 0;
@@ -906,8 +1027,9 @@ int main(int argc, char **argv)
         RUN_TEST(test_named);
         RUN_TEST(test_multilock_give_back);
         RUN_TEST(test_redlock);
-        RUN_TEST(test_elect_keys);
     }
+    RUN_TEST(test_keeper);
+    RUN_TEST(test_elect_keys);
     if (control) {
         char cmd[600];
 
