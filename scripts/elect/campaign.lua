@@ -1,5 +1,5 @@
 -- name: elect/campaign
--- version: 3
+-- version: 4
 -- summary: Campaign: take the free election lock, mint a new term, record value, term and holder, publish.
 -- redisson: none
 -- time: server - a term is at least TIME in us (as fenced/acquire's token): it rises even if the token is lost
