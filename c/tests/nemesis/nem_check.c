@@ -23,6 +23,7 @@ const char *const nem_rule_names[NEM_RULES] = {"overlap", "permits", "dup-token"
 
 typedef struct acq {
     int pid, thr, seq, name, kind, has_end;
+    int owner;                  /* the holder id's label (an A line's 10th field); -1: none */
     char how;
     long long sent, start, lease_ms, value, end;
     long long renewed;          /* the latest end of a renewal's lease (N lines); 0: none */
@@ -58,6 +59,8 @@ typedef struct rent {
 typedef struct logs {
     char names[NEM_NAMES][NEM_NAME_LEN];
     int nnames;
+    char owners[NEM_NAMES][NEM_NAME_LEN];   /* holder id labels: holds of one are one holder */
+    int nowners;
     long long limit[NEM_NAMES];     /* P lines; -1: none */
     acq *a;
     size_t na, ca;
@@ -102,6 +105,18 @@ static int intern(logs *L, const char *name)
     return L->nnames++;
 }
 
+/* The index of a holder id label (an A line's 10th field), or -1. */
+static int intern_owner(logs *L, const char *owner)
+{
+    for (int i = 0; i < L->nowners; i++)
+        if (strcmp(L->owners[i], owner) == 0)
+            return i;
+    if (L->nowners == NEM_NAMES)
+        return -1;
+    snprintf(L->owners[L->nowners], NEM_NAME_LEN, "%s", owner);
+    return L->nowners++;
+}
+
 static void parse_line(logs *L, const char *line)
 {
     char name[NEM_NAME_LEN], k = 0, c = 0;
@@ -110,13 +125,16 @@ static void parse_line(logs *L, const char *line)
     switch (line[0]) {
     case 'A': {
         acq a;
-        char *save = NULL, *one;
-        int m = 0;
+        char *save = NULL, *one, owner[NEM_NAME_LEN];
+        int m = 0, got;
 
         memset(&a, 0, sizeof a);
-        ok = sscanf(line, "A %d %d %d %95s %c %lld %lld %lld %lld", &a.pid, &a.thr, &a.seq, name,
-                    &k, &a.sent, &a.start, &a.lease_ms, &a.value) == 9 && k && strchr("XLSRW", k);
+        got = sscanf(line, "A %d %d %d %95s %c %lld %lld %lld %lld %95s", &a.pid, &a.thr, &a.seq,
+                     name, &k, &a.sent, &a.start, &a.lease_ms, &a.value, owner);
+        ok = (got == 9 || got == 10) && k && strchr("XLSRW", k);
         a.kind = k;
+        a.owner = got == 10 ? intern_owner(L, owner) : -1;
+        ok = ok && (got == 9 || a.owner >= 0);
         /* name,name,...: one hold of each (the values a faster MultiLock took at once) */
         for (one = ok ? strtok_r(name, ",", &save) : NULL; ok && one;
              one = strtok_r(NULL, ",", &save)) {
@@ -400,17 +418,52 @@ static void pair_ends(logs *L, nem_report *rep, int verbose)
     }
 }
 
+/* Holds of one holder id label (owner[i] >= 0) are one holder: those of a label that overlap
+ * are merged into one hold [earliest start, latest end), so that only holds of different
+ * holders can conflict. h[0..n) and owner[0..n) in step; returns the new n. */
+static size_t merge_owners(tk_hold *h, int *owner, size_t n)
+{
+    size_t out = 0;
+    int merged;
+
+    do {    /* until no two holds of one label overlap (a grown hold may meet an earlier one) */
+        merged = 0;
+        for (size_t i = 0; i < n; i++) {
+            for (size_t j = i + 1; owner[i] >= 0 && j < n; j++) {
+                if (owner[j] != owner[i] || h[j].start_ns >= h[i].end_ns ||
+                    h[i].start_ns >= h[j].end_ns)
+                    continue;
+                if (h[j].start_ns < h[i].start_ns)
+                    h[i].start_ns = h[j].start_ns;
+                if (h[j].end_ns > h[i].end_ns)
+                    h[i].end_ns = h[j].end_ns;
+                owner[j] = -2;      /* folded into h[i] */
+                merged = 1;
+            }
+        }
+    } while (merged);
+    for (size_t i = 0; i < n; i++) {
+        if (owner[i] == -2)
+            continue;
+        h[out] = h[i];
+        owner[out++] = owner[i];
+    }
+    return out;
+}
+
 static void check_lock(logs *L, int name, nem_report *rep, int verbose)
 {
     size_t n = 0, nv = 0;
     tk_hold *h = calloc(L->na + 1, sizeof *h);
+    int *owner = calloc(L->na + 1, sizeof *owner);
     const acq **v = calloc(L->na + 1, sizeof *v);
     int kind = 0;
     long long *pm;
 
-    if (!h || !v) {
+    if (!h || !v || !owner) {
         free(h);
         free(v);
+        free(owner);
         rep->count[NEM_BAD_LINE]++;
         return;
     }
@@ -434,10 +487,17 @@ static void check_lock(logs *L, int name, nem_report *rep, int verbose)
         h[n].start_ns = a->start;
         h[n].end_ns = a->end;
         h[n].value = a->kind == 'S' ? a->value : 0;
+        owner[n] = a->owner;
         n++;
     }
     if (!kind)
         goto out;
+    {
+        size_t before = n;
+
+        n = merge_owners(h, owner, n);
+        rep->merged += (long)(before - n);
+    }
     rep->locks++;
     {
         tk_hold_report hr = tk_holds_check(h, n, verbose);
@@ -487,6 +547,7 @@ static void check_lock(logs *L, int name, nem_report *rep, int verbose)
     free(pm);
 out:
     free(h);
+    free(owner);
     free(v);
 }
 
@@ -664,9 +725,10 @@ const char *nem_report_str(const nem_report *rep, char *buf, size_t len)
 {
     size_t off = (size_t)snprintf(buf, len, "%ld holds on %ld locks, %ld renewals, %ld writes "
                                   "(%ld accepted, %ld refused, %ld unknown), %ld resource "
-                                  "entries:", rep->holds, rep->locks, rep->renewals, rep->writes,
+                                  "entries, %ld holds merged into one of the same holder id:",
+                                  rep->holds, rep->locks, rep->renewals, rep->writes,
                                   rep->accepted, rep->refused, rep->unknown,
-                                  rep->resource_entries);
+                                  rep->resource_entries, rep->merged);
 
     for (int i = 0; i < NEM_RULES && off < len; i++)
         off += (size_t)snprintf(buf + off, len - off, " %s=%ld", nem_rule_names[i],

@@ -5,7 +5,7 @@
  * Every process of a run appends to a log file of its own, one write(2) per line (O_APPEND, as
  * holdlog.h), times on absolute CLOCK_MONOTONIC (ns), so the files merge:
  *
- *   A <pid> <thr> <seq> <lock> <kind> <sent_ns> <start_ns> <lease_ms> <value>
+ *   A <pid> <thr> <seq> <lock> <kind> <sent_ns> <start_ns> <lease_ms> <value> [<owner>]
  *       an acquisition the process was told it has: sent when the acquire was sent, start right
  *       after it returned RLK_OK; lease_ms the lease the holder knew of (a fixed lease, or the
  *       watchdog's first lease, which N lines extend), 0: none (a count-only semaphore's
@@ -13,7 +13,10 @@
  *       MultiLock's value), L a leader (value: its term), R a reader, W a writer, S permits
  *       (value: how many); value: the token or term (0: none). lock may be several names
  *       a,b,c (at most 8): one hold of each, taken at once (a faster MultiLock's values, each
- *       checked as a lock of its own)
+ *       checked as a lock of its own). owner: a label of the holder id, when several
+ *       processes (or a process and a nested holder) hold under one id: the holds of one label
+ *       are one holder, so those that overlap are merged into one before the overlap rule
+ *       (a shared id's two processes never conflict with each other, only with other holders)
  *   N <pid> <thr> <sent_ns> <lease_ms>
  *       a renewal that renewed a hold of that thread (the watchdog's, or the async loop's):
  *       sent when it was sent, lease_ms the lease it set. It belongs to the thread's hold sent
@@ -41,7 +44,7 @@
  * lease): what the holder knew. The rules, each
  * counted under its name:
  *   overlap         two holds of one lock overlap, one of them X, L or W (holdlog.h's
- *                   tk_holds_check)
+ *                   tk_holds_check), holds of one owner label merged first
  *   permits         more permits of a semaphore held at once than its P line allows
  *   dup-token       two acquisitions of one fenced lock (X with a value) with one token
  *   dup-term        two leaders of one election (L) with one term
@@ -67,6 +70,7 @@ extern const char *const nem_rule_names[NEM_RULES];
 typedef struct nem_report {
     long count[NEM_RULES];
     long holds, writes, accepted, refused, unknown, resource_entries, locks, renewals;
+    long merged;        /* holds folded into an overlapping hold of the same owner label */
 } nem_report;
 
 /* The rule's index for its name, or -1. */

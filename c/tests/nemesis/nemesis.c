@@ -4,7 +4,7 @@
  * (docs/nemesis.md).
  *
  *   nemesis [run] [--seed N] [--acq N] [--procs N] [--kinds lock,fenced,elect,sem,...]
- *                 [--plant a|b|c|d] [--expect-violation RULE] [--keep] [--failovers N]
+ *                 [--plant a|b|c|d|e] [--expect-violation RULE] [--keep] [--failovers N]
  *   nemesis check [--expect-violation RULE] LOG...
  *   nemesis selftest clean|CONTROL
  *
@@ -49,6 +49,8 @@
  *               twice, the count above its permits at the end (size)
  *   --plant d   (--failovers) the replica loses acknowledged lock keys before its promotion
  *               while the parent holds the reentrant lock across it (overlap)
+ *   --plant e   (shared) every process holds under one id, though the odd ones are logged as
+ *               the other id: two holders the server takes for one (overlap)
  *
  * --failovers N: the Sentinel group (sentinel.h) instead of one server, every client through
  * the sentinels with min_replicas 1, N failovers at seeded times (SENTINEL FAILOVER, or the
@@ -109,15 +111,15 @@
  * non-reentrant locks through the non-blocking API, on the blocking holders' names, so both
  * APIs' holders exclude each other. */
 enum { K_LOCK, K_FENCED, K_ELECT, K_SEM, K_FAIR, K_RW, K_AFENCED, K_NR, K_PSEM, K_FMULTI,
-       K_ALOCK, K_AFAIR, K_ARW, K_ANR, NKINDS };
+       K_ALOCK, K_AFAIR, K_ARW, K_ANR, K_SHARED, NKINDS };
 static const char *const KIND_NAME[NKINDS] = {"lock", "fenced", "elect", "sem", "fair", "rw",
                                               "afenced", "nr", "psem", "fmulti", "alock",
-                                              "afair", "arw", "anr"};
+                                              "afair", "arw", "anr", "shared"};
 /* fmulti: the group (one hash); its values are logged as the locks "{nm-fm}:a" ... */
 static const char *const LOCK_NAME[NKINDS] = {"{nm-lock}", "{nm-fenced}", "{nm-elect}",
                                               "{nm-sem}", "{nm-fair}", "{nm-rw}", "{nm-fenced}",
                                               "{nm-nr}", "{nm-psem}", "{nm-fm}", "{nm-lock}",
-                                              "{nm-fair}", "{nm-rw}", "{nm-nr}"};
+                                              "{nm-fair}", "{nm-rw}", "{nm-nr}", "{nm-shared}"};
 static const char *const FM_VALUE[FM_VALUES] = {"a", "b", "c"};
 /* The resource each token kind writes to: fence key, data key, the name in the logs. */
 static const char *const RES_FENCE[NKINDS] = {NULL, "{nm-res-fenced}:fence",
@@ -128,12 +130,21 @@ static const char *const RES_DATA[NKINDS] = {NULL, "{nm-res-fenced}:log", "{nm-r
                                              NULL};
 static const char *const RES_NAME[NKINDS] = {NULL, "nm-res-fenced", "nm-res-elect", NULL, NULL,
                                              NULL, "nm-res-fenced", NULL, NULL, NULL};
-#define DEFAULT_KINDS "lock,fenced,elect,sem,fair,rw,afenced,nr,psem,fmulti,alock,afair,arw,anr"
+#define DEFAULT_KINDS "lock,fenced,elect,sem,fair,rw,afenced,nr,psem,fmulti,alock,afair,arw," \
+                      "anr,shared"
+/* shared: the reentrant lock {nm-shared} under holder ids that processes share
+ * (rlk_lock_set_owner): the even processes hold as SHARED_A, the odd ones as SHARED_B, each A
+ * line labelled with its id (nem_check.h: one label, one holder). One hold in four has a nested
+ * holder (a second handle of the same id, as a nested `rlk lock` inherits its parent's) take it
+ * again with a lease of its own and let it go inside the outer hold. Lost replies on 8% of the
+ * acquires and 6% of the releases. */
+#define SHARED_A "nemesis-id-a"
+#define SHARED_B "nemesis-id-b"
 
 /* A kind taken through the non-blocking API (t->ac, not t->c). */
 static int async_kind(int k)
 {
-    return k == K_AFENCED || k >= K_ALOCK;
+    return k == K_AFENCED || (k >= K_ALOCK && k <= K_ANR);
 }
 
 /* The RLK_KIND_* an async kind's requests name (the read-write lock's by side). */
@@ -200,7 +211,7 @@ typedef struct thr {
     int ran;                    /* sem: the armed fault saw its call run (1) and took its reply */
     int ran_nil;                /* ... the reply was nil: the acquire took the permit */
     char permit[RLK_PERMIT_ID_SIZE];    /* psem: the permit held */
-    long acq, busy, errs, odd, lost_faults, planted, slow, ran_faults, norepl, reentry;
+    long acq, busy, errs, odd, lost_faults, planted, slow, ran_faults, norepl, reentry, nested;
     char odd_text[200];
 } thr;
 
@@ -435,6 +446,7 @@ typedef struct handles {
     rlk_nrlock *nr;
     rlk_psemaphore *ps;
     rlk_fastmulti *fm[FM_SETS];     /* [set - 1]: the values whose bits are in set */
+    rlk_lock *nested;               /* shared: the nested holder's handle, the same id */
 } handles;
 
 /* side: the read-write lock's side, or the faster MultiLock's set of values (1..FM_SETS). */
@@ -444,7 +456,8 @@ static int do_acquire(thr *t, handles *h, int side, long long lease, long long *
     case K_NR: return rlk_nrlock_try_lock(h->nr, WAIT_MS, lease);
     case K_PSEM: *value = 1; return rlk_psemaphore_try_acquire(h->ps, WAIT_MS, lease, t->permit);
     case K_FMULTI: return rlk_fastmulti_try_lock(h->fm[side - 1], WAIT_MS, lease);
-    case K_LOCK: return rlk_lock_try_lock(h->l, WAIT_MS, lease);
+    case K_LOCK:
+    case K_SHARED: return rlk_lock_try_lock(h->l, WAIT_MS, lease);
     case K_FENCED: return rlk_fenced_try_lock(h->f, WAIT_MS, lease, value);
     case K_ELECT: return rlk_elect_campaign(h->e, "v", WAIT_MS, lease, value);
     case K_SEM: *value = 1; return rlk_semaphore_try_acquire(h->s, 1, WAIT_MS);
@@ -473,7 +486,8 @@ static int do_release(thr *t, handles *h, int side)
     case K_NR: return rlk_nrlock_unlock(h->nr);
     case K_PSEM: return rlk_psemaphore_release(h->ps, t->permit);
     case K_FMULTI: return rlk_fastmulti_unlock(h->fm[side - 1]);
-    case K_LOCK: return rlk_lock_unlock(h->l);
+    case K_LOCK:
+    case K_SHARED: return rlk_lock_unlock(h->l);
     case K_FENCED: return rlk_fenced_unlock(h->f);
     case K_ELECT: return rlk_elect_resign(h->e);
     case K_SEM: return rlk_semaphore_release(h->s, 1, NULL);
@@ -504,6 +518,36 @@ static int do_write(thr *t, const char *entry, long long token)
     return a_wait(t);
 }
 
+/* shared: the holder id the thread's process holds under (and its log label). */
+static const char *shared_id(const thr *t)
+{
+    return t->proc % 2 ? SHARED_B : SHARED_A;
+}
+
+/* shared: the nested holder, inside the outer hold: takes the lock again under the same id
+ * (a re-entry, its own lease: fixed 250..1000 ms or the watchdog's), works a little, lets it
+ * go. Neither may end or shorten the outer hold; an error is counted (a lost reply's doubt),
+ * anything else is odd. */
+static void nested_hold(thr *t, handles *h)
+{
+    unsigned r = tk_rand(&t->rng);
+    long long lease = r % 2 ? 250 + (long long)(tk_rand(&t->rng) % 751) : 0;
+    int rc = rlk_lock_try_lock(h->nested, WAIT_MS, lease);
+
+    if (rc != RLK_OK) {
+        if (expected_error(rc))
+            t->errs++;
+        else
+            odd(t, "nested acquire", rc);
+        return;
+    }
+    t->nested++;
+    tk_spin_ns((long long)(tk_rand(&t->rng) % 300) * 1000);
+    rc = rlk_lock_unlock(h->nested);
+    if (rc != RLK_OK && !expected_error(rc))
+        odd(t, "nested release", rc);
+}
+
 static void *thr_main(void *arg)
 {
     thr *t = ((tk_thread_arg *)arg)->ctx;
@@ -513,6 +557,18 @@ static void *thr_main(void *arg)
     memset(&h, 0, sizeof h);
     switch (t->kind) {
     case K_LOCK: h.l = rlk_lock_new(t->c, LOCK_NAME[K_LOCK]); break;
+    case K_SHARED:
+        /* Planted (e): every process holds as SHARED_A, though the odd ones are logged as
+         * SHARED_B: two holders the server takes for one (it lets B re-enter A's hold). */
+        h.l = rlk_lock_new(t->c, LOCK_NAME[K_SHARED]);
+        h.nested = rlk_lock_new(t->c, LOCK_NAME[K_SHARED]);
+        if (h.l && h.nested &&
+            (rlk_lock_set_owner(h.l, t->plant == 'e' ? SHARED_A : shared_id(t)) != RLK_OK ||
+             rlk_lock_set_owner(h.nested, t->plant == 'e' ? SHARED_A : shared_id(t)) != RLK_OK)) {
+            odd(t, "set_owner", rlk_err(t->c));
+            return NULL;
+        }
+        break;
     case K_FENCED: h.f = rlk_fenced_new(t->c, LOCK_NAME[K_FENCED]); break;
     case K_ELECT:
         h.e = rlk_elect_new(t->c, LOCK_NAME[K_ELECT]);
@@ -550,11 +606,15 @@ static void *thr_main(void *arg)
         int fixed = t->kind != K_SEM && (t->kind == K_PSEM || t->plant == 'a' || r % 10 < 6);
         long long lease = fixed ? 250 + (long long)(tk_rand(&t->rng) % 751) : 0;
         long long logged_lease = t->kind == K_SEM ? 0 : fixed ? lease : WD_LEASE_MS;
-        unsigned pl = t->kind == K_FENCED && t->plant == 'a' ? 30 : 3;
+        unsigned pl = t->kind == K_FENCED && t->plant == 'a' ? 30 : t->kind == K_SHARED ? 8 : 3;
         /* Every kind: the semaphore's with on_written_ran (a reply lost after its call ran),
          * the async client's with a_kill. */
         int lose_acq = tk_rand(&t->rng) % 100 < pl;
-        int lose_rel = tk_rand(&t->rng) % 100 < (t->plant == 'c' ? 30u : 2u);
+        int lose_rel = tk_rand(&t->rng) % 100 < (t->plant == 'c' ? 30u
+                                                 : t->kind == K_SHARED ? 6u : 2u);
+        /* shared: one hold in four has a nested holder (drawn for that kind only: the other
+         * kinds' choices stay those of the seed) */
+        int nest = t->kind == K_SHARED && tk_rand(&t->rng) % 4 == 0;
         /* A failover run (t->stop) has no DEBUG SLEEP, and its server changes: no lost-reply
          * faults (drawn all the same, so the other choices stay those of the seed). */
         long long spin = (long long)(tk_rand(&t->rng) % 500) * 1000;
@@ -664,9 +724,12 @@ static void *thr_main(void *arg)
         } else {
             snprintf(names, sizeof names, "%s", LOCK_NAME[t->kind]);
         }
-        logline(t->fd, "A %d %d %d %s %c %lld %lld %lld %lld\n", (int)getpid(), tid, seq,
-                names, kind_letter, sent, start, logged_lease, value);
+        logline(t->fd, "A %d %d %d %s %c %lld %lld %lld %lld%s%s\n", (int)getpid(), tid, seq,
+                names, kind_letter, sent, start, logged_lease, value,
+                t->kind == K_SHARED ? " " : "", t->kind == K_SHARED ? shared_id(t) : "");
         tk_spin_ns(spin);
+        if (nest)
+            nested_hold(t, &h);
         if (slow) {
             t->slow++;
             work_ms(t, slow);
@@ -715,6 +778,7 @@ static void *thr_main(void *arg)
         logline(t->fd, "E %d %d %d %lld %c\n", (int)getpid(), tid, seq, end, how);
     }
     rlk_lock_free(h.l);
+    rlk_lock_free(h.nested);
     rlk_fenced_free(h.f);
     rlk_elect_free(h.e);
     rlk_semaphore_free(h.s);
@@ -793,7 +857,7 @@ static int child_main(int argc, char **argv)
     long quota;
     unsigned long long seed;
     long acq = 0, busy = 0, errs = 0, odds = 0, faults = 0, planted = 0, slow = 0, ran = 0;
-    long norepl = 0, reentry = 0;
+    long norepl = 0, reentry = 0, nested = 0;
     unsigned long long lost = 0, adopted = 0, not_run = 0, unsettled = 0, switches = 0,
                        lib_unacked = 0;
     const char *stop;
@@ -879,6 +943,7 @@ static int child_main(int argc, char **argv)
         ran += t->ran_faults;
         norepl += t->norepl;
         reentry += t->reentry;
+        nested += t->nested;
         if (t->c && rlk_runtime_stats_get(t->c, &st) == RLK_OK) {
             lost += st.lost_replies;
             adopted += st.lost_adopted;
@@ -907,9 +972,10 @@ static int child_main(int argc, char **argv)
     close(fd);
     tk_say("done acq=%ld busy=%ld errors=%ld odd=%ld faults=%ld lost=%llu adopted=%llu "
            "not_run=%llu unsettled=%llu planted=%ld slow=%ld ran=%ld norepl=%ld reentry=%ld "
-           "unacked=%ld unacked_counted=%llu switches=%llu first_odd=%s", acq, busy, errs, odds,
-           faults, lost, adopted, not_run, unsettled, planted, slow, ran, norepl, reentry,
-           __atomic_load_n(&g_unacked, __ATOMIC_RELAXED), lib_unacked, switches,
+           "unacked=%ld unacked_counted=%llu switches=%llu nested=%ld first_odd=%s", acq, busy,
+           errs, odds, faults, lost, adopted, not_run, unsettled, planted, slow, ran, norepl,
+           reentry,
+           __atomic_load_n(&g_unacked, __ATOMIC_RELAXED), lib_unacked, switches, nested,
            odd_text[0] ? odd_text : "-");
     for (int i = 0; i < p->nt; i++) {
         if (p->t[i].ac) {
@@ -1033,7 +1099,15 @@ static const char CLEAN[] =
     "E 2 10 1 0170000000 r\n"
     "N 2 10 0175000000 100\n"
     "A 3 10 1 {w} X 0171000000 0180000000 100 0\n"
-    "E 3 10 1 0190000000 r\n";
+    "E 3 10 1 0190000000 r\n"
+    /* one holder id in two processes (owner label ida): their holds overlap, one holder; the
+     * third process's id (idb) comes in after both let go */
+    "A 1 11 1 {o} X 0000000000 0001000000 100 0 ida\n"
+    "A 2 11 1 {o} X 0000500000 0002000000 100 0 ida\n"
+    "E 1 11 1 0050000000 r\n"
+    "E 2 11 1 0060000000 r\n"
+    "A 3 11 1 {o} X 0055000000 0061000000 100 0 idb\n"
+    "E 3 11 1 0070000000 r\n";
 
 /* Each appended to CLEAN: exactly one violation of its rule (name: the control's; rule: what
  * the checker must report). */
@@ -1058,6 +1132,11 @@ static const struct planted {
     /* a watchdog hold that overlaps the next one only through its renewal: its first lease
      * ended at 500 ms, the renewal sent at 480 ms carried it to 580 ms, its release came at
      * 560 ms, the next holder was in at 520 ms */
+    /* one id's two processes are one holder, not a licence for a third: idc inside ida's
+     * holds (one overlapping pair, against the two merged) */
+    {"overlap-shared", "overlap",
+     "A 7 11 1 {o} X 0000600000 0003000000 100 0 idc\n"
+     "E 7 11 1 0004000000 r\n"},
     {"overlap-renewed", "overlap",
      "A 7 10 1 {r} X 0400000000 0401000000 100 0\n"
      "N 7 10 0480000000 100\n"
@@ -1117,10 +1196,10 @@ static int selftest_main(int argc, char **argv)
         nem_check_text(CLEAN, 1, &rep);
         rc = judge(&rep, -1);
         /* The clean log must be seen whole: the holds, writes and entries it has. */
-        if (rep.holds != 24 || rep.writes != 5 || rep.resource_entries != 4 || rep.locks != 9 ||
+        if (rep.holds != 27 || rep.writes != 5 || rep.resource_entries != 4 || rep.locks != 10 ||
             rep.renewals != 2) {
             printf("nemesis selftest: the clean log read as %ld holds, %ld writes, %ld entries, "
-                   "%ld locks, %ld renewals (expected 24, 5, 4, 9, 2)\n", rep.holds, rep.writes,
+                   "%ld locks, %ld renewals (expected 27, 5, 4, 10, 2)\n", rep.holds, rep.writes,
                    rep.resource_entries, rep.locks, rep.renewals);
             rc = 1;
         }
@@ -1420,7 +1499,8 @@ static int run_main(const run_opts *o)
     rlk_fx_config cfg;
     unsigned rng = mix(o->seed);
     long nk = 0, q, acq = 0, odds = 0, faults = 0, planted = 0, stops = 0, sstops = 0, ran = 0;
-    long norepl = 0, reentry = 0, unacked = 0, switches = 0, fo_short = 0;
+    long norepl = 0, reentry = 0, unacked = 0, switches = 0, fo_short = 0, nested = 0;
+    long long unsettled = 0;
     const char *kid_logs[MAXPROCS];
     int held_since = 0;     /* a live hold in the children's logs since the last failover */
     long long t0 = rlk_fx_now_ms(), off0 = tk_wall_offset_ms(), lost = 0, adopted = 0;
@@ -1640,6 +1720,8 @@ static int run_main(const run_opts *o)
         reentry += field(done[i], "reentry=");
         unacked += field(done[i], " unacked=");
         switches += field(done[i], "switches=");
+        nested += field(done[i], "nested=");
+        unsettled += field(done[i], "unsettled=");
         tk_child_kill(&kids[i]);
     }
     if (g_pd_seq) {
@@ -1691,6 +1773,9 @@ static int run_main(const run_opts *o)
            "the wire), %ld holder SIGSTOPs, %ld server SIGSTOPs; %ld planted; %ld unexpected "
            "errors\n", acq, o->acq, (rlk_fx_now_ms() - t0) / 1000.0, faults, lost, adopted, ran,
            stops, sstops, planted, odds);
+    if (has_kind(o->kinds, KIND_NAME[K_SHARED]))
+        printf("nemesis: shared ids: %ld nested holds inside another of the same id; %lld lost "
+               "replies reported unsettled (every kind)\n", nested, unsettled);
     if (g_fo_run)
         printf("nemesis: %d of %d failovers; clients followed %ld master switches; %ld "
                "acquisitions refused for want of a replica (RLK_ERR_NOREPLICAS, rolled back: not "
@@ -1767,7 +1852,8 @@ int main(int argc, char **argv)
                  atoi(v) <= MAX_FAILOVERS)
             o.failovers = atoi(v);
         else if (strcmp(argv[i], "--plant") == 0 &&
-                 (!strcmp(v, "a") || !strcmp(v, "b") || !strcmp(v, "c") || !strcmp(v, "d")))
+                 (!strcmp(v, "a") || !strcmp(v, "b") || !strcmp(v, "c") || !strcmp(v, "d") ||
+                  !strcmp(v, "e")))
             o.plant[0] = v[0];
         else if (strcmp(argv[i], "--expect-violation") == 0 && nem_rule_index(v) >= 0)
             o.expect = nem_rule_index(v);
