@@ -675,6 +675,14 @@ static void alk_release(rlk_a_lockreq *a)
     rlk_a_hold *h = rlk_a_hold_find(a->h.ac, a->k->hold, a->name, a->owner);
 
     a->known = h ? h->count : 1;
+    /* The last hold: out of the loop's watchdog before its release is sent, as the blocking
+     * driver takes it out of its registry (wd_reg.c), so that no renewal follows the release
+     * on the wire. A value list's hold may outlive a release that finds it not held: kept. */
+    if (h && h->wd && h->count <= 1 &&
+        !(h->row && (((const rlk_proto *)h->row)->flags & RLK_PROTO_VALUES))) {
+        rlk_ae_wd_del(h->wd);
+        h->wd = NULL;
+    }
     if (alk_send(a, a->k->release, a->k->release_args,
                  h && h->lease_ms > 0 ? h->lease_ms : c->watchdog_lease_ms, 0,
                  alk_release_reply) != 0)
