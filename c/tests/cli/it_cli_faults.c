@@ -14,6 +14,11 @@
  *   force       `rlk unlock --force` reaches a running holder within a few
  *               hundred ms (not the 10 s renewal period): SIGTERM, exit 6
  *
+ * fixed and renewals are the scenario "a command never outlives its lock" (consul #9788, a
+ * lock-holding command left running after its lock was lost): the command is stopped before
+ * the server can let another holder in, and the second holder's stamps never overlap it;
+ * it_cli_lost covers the same with the key deleted under a running command.
+ *
  * The commands are fault_child (fault_child.c): they stamp start, every
  * 5 ms of work and the end with CLOCK_MONOTONIC into one log, and at their
  * start count the other holders still running. Every test asserts 0

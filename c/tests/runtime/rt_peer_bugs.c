@@ -3,20 +3,20 @@
  * rt_peer_bugs.c - open bugs of other lock clients, as scenarios rlk must pass (blocking and
  * async API where the API has the call). Each case names the peer's issue it replays:
  *
- *   test_retried_unlock_spares_newer_holder (etcd issue 22082): holder A's unlock is held in the
+ *   test_retried_unlock_spares_newer_holder (etcd #22082): holder A's unlock is held in the
  *     network (a proxy cut: the request waits unread, as in a partition) and A's client gives up
  *     on it; A's lease passes, B takes the lock; the network heals, A's old release arrives and
  *     A's client sends its unlock again. B's hold must survive: B's field still counts 1 and a
  *     third client is refused. Also with the release run and only its reply lost (a proxy mute).
  *     A control replays what the peer does (a retried delete of the key, not of A's own hold)
  *     and the same check must report B's hold gone: the check can fail.
- *   test_cancelled_async_unlock_releasable (redis-py issue 3847): an rlk_async_unlock cancelled
+ *   test_cancelled_async_unlock_releasable (redis-py #3847): an rlk_async_unlock cancelled
  *     (rlk_async_cancel) while its release waits on the server, and one cancelled before it was
  *     written; a lock request cancelled while its acquire waits on the server (the interrupted
- *     acquire of Redisson issue 7272). Afterwards the lock is released, or a second unlock
+ *     acquire of Redisson #7272). Afterwards the lock is released, or a second unlock
  *     releases it, and nothing renews it: no watchdog entry is left and the watchdog sends no
  *     renewal over more than two periods.
- *   test_watchdog_never_renews_after_unlock (Redisson issue 7272): a watchdog hold released while
+ *   test_watchdog_never_renews_after_unlock (Redisson #7272): a watchdog hold released while
  *     one of its renewals is on the wire (the server in a DEBUG SLEEP: blocking, the renewal sent
  *     before unlock is called; async, the unlock issued with a renewal due during the sleep). No
  *     renewal may be sent from the moment the release is sent: the client's renewal count does
@@ -25,9 +25,10 @@
  *     the release's reply came, so its timer sent a renewal behind the release: 1 renewal
  *     counted while the release was in flight).
  *
- * The fourth scenario of the set, a command never outlives its lock (consul issue 9788), is
+ * The fourth scenario of the set, a command never outlives its lock (consul #9788), is
  * it_cli_faults (the server SIGSTOPped past the lease, a fixed lease, rlk killed) and
- * it_cli_lost (the key deleted): see their headers.
+ * it_cli_lost (the key deleted): see their headers. ("project #N" names an entry of that
+ * project's public tracker.)
  */
 #include "check.h"
 #include "tk_proxy.h"
@@ -176,7 +177,7 @@ static void *unlock_thread(void *arg)
     return NULL;
 }
 
-/* ------------------------------------------------------------ etcd issue 22082 */
+/* ------------------------------------------------------------ etcd #22082 */
 
 /* One run: A (through the proxy, as user) takes name for A_LEASE_MS; its unlock is cut (mute:
  * run, its reply lost); B takes the lock once A's lease passed; the network heals; A retries.
@@ -295,7 +296,7 @@ static void test_retried_unlock_spares_newer_holder(void)
            "survived = %d", s);
 }
 
-/* ------------------------------------------------------------ redis-py issue 3847 */
+/* ------------------------------------------------------------ redis-py #3847 */
 
 static unsigned long long renewals_of(rlk_async *ac)
 {
@@ -407,7 +408,7 @@ static void test_cancelled_async_unlock_releasable(void)
     async_close(ac, &p);
 }
 
-/* ------------------------------------------------------------ Redisson issue 7272 */
+/* ------------------------------------------------------------ Redisson #7272 */
 
 static unsigned long long b_renewals(rlk_client *c)
 {
