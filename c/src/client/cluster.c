@@ -38,6 +38,7 @@ struct rlk_cluster {
 };
 
 /* Node clients get ids far from the public clients' (error.c keys on them). */
+#define RLK_CLUSTER_NODE_ID_MIN (1ULL << 62)
 static atomic_uint_fast64_t rlk_cluster_next_id;
 
 /* ---------------------------------------------------------------- node clients */
@@ -65,7 +66,7 @@ static rlk_client *rlk_node_client_new(const rlk_client *c, const char *host, in
 
     if (!n)
         return NULL;
-    n->id = (1ULL << 62) + atomic_fetch_add(&rlk_cluster_next_id, 1) + 1;
+    n->id = RLK_CLUSTER_NODE_ID_MIN + atomic_fetch_add(&rlk_cluster_next_id, 1) + 1;
     n->counters = c->counters;  /* the metrics count a cluster as one client */
     n->topo = &rlk_topo_standalone;     /* one server: the node itself */
     n->connect_tv = c->connect_tv;
@@ -89,6 +90,7 @@ static rlk_client *rlk_node_client_new(const rlk_client *c, const char *host, in
     n->url.port = port;
     n->url.user = c->url.user;          /* the parent's, freed with it */
     n->url.password = c->url.password;
+    n->url.db = c->url.db;      /* SELECT on every connection (cluster-databases, Valkey 9) */
     n->slots = calloc((size_t)n->pool_size, sizeof *n->slots);
     rlk_url_address(&n->url, n->addr, sizeof n->addr);
     n->url_masked = rlk_url_masked(&n->url);
@@ -236,15 +238,62 @@ static int rlk_cluster_masters(rlk_client *c, rlk_client **out, int max)
     return rlk_cluster_nodes(c, out, max, 0);
 }
 
-/* From rlk_connect: fetches the slot map and loads the scripts on every
- * master (unless no_preload). Errors are recorded on c (not fatal: the next
- * call tries again). */
+/* ---------------------------------------------------------------- databases */
+
+#define RLK_CLUSTER_NO_DB "Redis Cluster has only database 0; Valkey 9 with cluster-databases allows more"
+
+const char *rlk_cluster_select_why(const rlk_client *c, const char *reply)
+{
+    if (reply && strstr(reply, "cluster mode"))         /* Redis 7/8, Valkey 8 */
+        return " (" RLK_CLUSTER_NO_DB ")";
+    if (c->url.is_cluster || c->id >= RLK_CLUSTER_NODE_ID_MIN)     /* Valkey 9: past its count */
+        return " (the cluster's nodes have fewer databases: Valkey 9's cluster-databases N "
+               "allows 0..N-1)";
+    return "";
+}
+
+/* 1 when a node answered SELECT with an error (rlk_conn_check_setup_reply's message): the
+ * database is refused, not out of reach. */
+static int rlk_cl_select_refused(rlk_client *n, int rc)
+{
+    return rc == RLK_ERR_AUTH && strncmp(rlk_errstr(n), "select ", 7) == 0;
+}
+
+/* A database other than 0 must be one every node has: each node known now (masters, replicas,
+ * seeds) is asked once (a connection of its pool, whose set-up SELECTs it). The first refusal
+ * makes the client unusable (fatal: every call fails with it, nothing runs in database 0 in its
+ * place); a node out of reach is left to its first call. */
+static void rlk_cl_check_db(rlk_client *c)
+{
+    rlk_client *all[RLK_CLUSTER_MAX_NODES];
+    const char *argv[1] = {"PING"};
+    int n = rlk_cluster_nodes(c, all, RLK_CLUSTER_MAX_NODES, 1);
+
+    for (int i = 0; i < n && !c->fatal; i++) {
+        redisReply *r = NULL;
+        int rc = rlk_pool_command(all[i], "PING", 1, argv, NULL, &r);
+
+        freeReplyObject(r);
+        if (rlk_cl_select_refused(all[i], rc)) {
+            c->fatal = rc;
+            snprintf(c->fatal_msg, sizeof c->fatal_msg, "%s", rlk_errstr(all[i]));
+            rlk_set_error(c, rc, "%s", c->fatal_msg);
+        }
+    }
+}
+
+/* From rlk_connect: fetches the slot map, checks a database other than 0
+ * on every node, and loads the scripts on every master (unless no_preload).
+ * Errors are recorded on c (not fatal, but for a database a node refuses:
+ * the next call tries again). */
 static void rlk_cl_connect(rlk_client *c)
 {
     rlk_client *m[RLK_CLUSTER_MAX_NODES];
-    int n, rc;
+    int n, rc = rlk_cluster_refresh(c, 1);
 
-    if (rlk_cluster_refresh(c, 1) != RLK_OK || c->no_preload)
+    if (c->url.db != 0 && (rc == RLK_OK || strncmp(rlk_errstr(c), "select ", 7) == 0))
+        rlk_cl_check_db(c);     /* a seed's refusal left no map: the seeds are asked */
+    if (rc != RLK_OK || c->fatal || c->no_preload)
         return;
     n = rlk_cluster_nodes(c, m, RLK_CLUSTER_MAX_NODES, 0);    /* the map just fetched */
     for (int i = 0; i < n; i++)

@@ -51,5 +51,10 @@ extern const struct rlk_topo rlk_topo_cluster;
 int rlk_cluster_command_slot(int argc, const char *const *argv, const size_t *lens);
 /* The cluster's master of slot as "host:port" into buf; -1 when unknown. */
 int rlk_cluster_owner_addr(rlk_client *c, int slot, char *buf, size_t len);
+/* Why a node refused SELECT (reply: its error), to add to the message: " (Redis Cluster has
+ * only database 0; ...)" for a node without databases in cluster mode, a note on Valkey 9's
+ * cluster-databases for a cluster's node past its count; "" for a server that is not a
+ * cluster's. */
+const char *rlk_cluster_select_why(const rlk_client *c, const char *reply);
 
 #endif /* RLK_CLUSTER_H */

@@ -17,6 +17,7 @@
 
 #include "client/client_t.h"
 #include "client/clock.h"
+#include "client/cluster.h"
 #include "client/conn.h"
 #include "client/error.h"
 #include "client/functions.h"
@@ -333,8 +334,8 @@ int rlk_conn_check_setup_reply(rlk_client *c, int i, const redisReply *r)
         return RLK_OK;
     if (i == 0 && c->url.password)
         return rlk_set_error(c, RLK_ERR_AUTH, "auth %s: %.*s", c->addr, (int)r->len, r->str);
-    return rlk_set_error(c, RLK_ERR_AUTH, "select %d on %s: %.*s", c->url.db, c->addr,
-                         (int)r->len, r->str);
+    return rlk_set_error(c, RLK_ERR_AUTH, "select %d on %s: %.*s%s", c->url.db, c->addr,
+                         (int)r->len, r->str, rlk_cluster_select_why(c, r->str));
 }
 
 /* AUTH and SELECT on a new blocking connection, one round trip each. */

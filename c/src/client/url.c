@@ -6,9 +6,12 @@
  *   redis://user@host[:port][/db]                  user only: the password comes from
  *                                                  rlk_options.password
  *   unix:///absolute/path[?db=N]
- *   redis+cluster://[[user]:password@]host[:port][,host[:port]...]
+ *   redis+cluster://[[user]:password@]host[:port][,host[:port]...][/db]
  *                                                  seed nodes of a Redis Cluster
- *                                                  (client/cluster.c); no db
+ *                                                  (client/cluster.c); db 0 when left
+ *                                                  out; another db needs a cluster whose
+ *                                                  every node allows it (Valkey 9's
+ *                                                  cluster-databases), which connect checks
  *   redis+sentinel://[[user]:password@]host[:port][,host[:port]...]/MASTERNAME[/db]
  *                    [?sentinel_user=U&sentinel_password=P]
  *   rediss://, rediss+cluster://, rediss+sentinel:// the same over TLS (tls.h)
@@ -225,29 +228,41 @@ static int rlk_url_unix(const char *s, rlk_url *u, char *err, size_t errlen)
     return u->path ? RLK_OK : RLK_ERR_NOMEM;
 }
 
-/* redis+cluster://[userinfo@]host:port[,host:port...]: the seeds; the
- * first is also u->host/u->port. */
+/* The length of the seed at p: up to the next comma or end. */
+static size_t rlk_url_seed_len(const char *p, const char *end)
+{
+    const char *comma = memchr(p, ',', (size_t)(end - p));
+
+    return (size_t)((comma ? comma : end) - p);
+}
+
+/* redis+cluster://[userinfo@]host:port[,host:port...][/db]: the seeds; the
+ * first is also u->host/u->port. Whether the cluster has database db is the
+ * nodes' to say (client/cluster.c asks them on connect). */
 static int rlk_url_cluster(const char *s, rlk_url *u, char *err, size_t errlen)
 {
     size_t authlen = strcspn(s, "/?#"), n = 1;
-    const char *p;
+    const char *p, *db = s[authlen] == '/' ? s + authlen + 1 : NULL;
     int rc;
 
-    if (s[authlen] != '\0')
-        return RLK_URL_FAIL("bad url: a cluster has no database, query or fragment "
-                            "(redis+cluster://host:port,host:port)");
+    if ((s[authlen] != '\0' && !db) || (db && strpbrk(db, "/?#")))
+        return RLK_URL_FAIL("bad url: a cluster URL takes no query, fragment or path but a "
+                            "database (redis+cluster://host:port,host:port[/db])");
+    if (db && (rc = rlk_url_db(db, strlen(db), u, err, errlen)) != RLK_OK)
+        return rc;
     if ((rc = rlk_url_skip_userinfo(&s, &authlen, 0, u, err, errlen)) != RLK_OK)
         return rc;
-    for (p = s; *p; p++)
+    for (p = s; p < s + authlen; p++)
         n += *p == ',';
     u->is_cluster = 1;
     u->seed_host = calloc(n, sizeof *u->seed_host);
     u->seed_port = calloc(n, sizeof *u->seed_port);
     if (!u->seed_host || !u->seed_port)
         return RLK_ERR_NOMEM;
-    for (p = s; u->nseeds < (int)n; p += strcspn(p, ",") + 1, u->nseeds++)
-        if ((rc = rlk_url_hostport(p, strcspn(p, ","), 6379, &u->seed_host[u->nseeds],
-                                   &u->seed_port[u->nseeds], err, errlen)) != RLK_OK)
+    for (p = s; u->nseeds < (int)n; p += rlk_url_seed_len(p, s + authlen) + 1, u->nseeds++)
+        if ((rc = rlk_url_hostport(p, rlk_url_seed_len(p, s + authlen), 6379,
+                                   &u->seed_host[u->nseeds], &u->seed_port[u->nseeds], err,
+                                   errlen)) != RLK_OK)
             return rc;
     u->host = strdup(u->seed_host[0]);
     u->port = u->seed_port[0];
@@ -481,9 +496,11 @@ static char *rlk_url_format(const rlk_url *u, int mask)
         rlk_url_pct_encode(out, len, u->user);
     rlk_url_cat(out, len, "%s%s", mask && u->password ? ":***" : "",
                 u->user || (mask && u->password) ? "@" : "");
-    if (u->is_cluster) {        /* the seeds; no db */
+    if (u->is_cluster) {        /* the seeds; the db when not 0 */
         for (int i = 0; i < u->nseeds; i++)
             rlk_url_node_cat(out, len, i == 0, u->seed_host[i], u->seed_port[i]);
+        if (u->db != 0)
+            rlk_url_cat(out, len, "/%d", u->db);
         return out;
     }
     if (u->is_sentinel) {

@@ -42,8 +42,12 @@ static void test_url(void)
     CHECK_STR_EQ(m, "redis+cluster://u:***@h1:7000,[::1]:7001,h3:6379");
     free(m);
     rlk_url_free(&u);
-    CHECK_INT_EQ(rlk_url_parse("redis+cluster://h1:7000/1", &u, err, sizeof err), RLK_ERR_URL);
-    CHECK_STR_CONTAINS(err, "no database");
+    CHECK_INT_EQ(rlk_url_parse("redis+cluster://h1:7000?db=1", &u, err, sizeof err), RLK_ERR_URL);
+    CHECK_STR_CONTAINS(err, "no query");
+    rlk_url_free(&u);
+    /* A database: the nodes decide on connect (cl_databases.c). */
+    CHECK_INT_EQ(rlk_url_parse("redis+cluster://h1:7000/1", &u, err, sizeof err), RLK_OK);
+    CHECK_INT_EQ(u.db, 1);
     rlk_url_free(&u);
     CHECK_INT_EQ(rlk_url_parse("redis+cluster://h1:7000,,h2", &u, err, sizeof err), RLK_ERR_URL);
     rlk_url_free(&u);

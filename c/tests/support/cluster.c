@@ -61,6 +61,44 @@ redisReply *rlk_fx_cluster_command(const rlk_fx_cluster *c, int node, const char
     return r;
 }
 
+redisReply *rlk_fx_cluster_command_db(const rlk_fx_cluster *c, int node, int db, const char *fmt,
+                                      ...)
+{
+    redisContext *ctx;
+    redisReply *r;
+    va_list ap;
+
+    if (node < 0 || node >= c->n || c->node[node].pid <= 0 ||
+        !(ctx = rlk_fx_connect(&c->node[node])))
+        return NULL;
+    r = redisCommand(ctx, "SELECT %d", db);
+    if (!r || r->type == REDIS_REPLY_ERROR) {
+        fprintf(stderr, "cluster: SELECT %d on node %d: %s\n", db, node,
+                r ? r->str : ctx->errstr);
+        if (r)
+            freeReplyObject(r);
+        redisFree(ctx);
+        return NULL;
+    }
+    freeReplyObject(r);
+    va_start(ap, fmt);
+    r = redisvCommand(ctx, fmt, ap);
+    va_end(ap);
+    redisFree(ctx);
+    return r;
+}
+
+int rlk_fx_cluster_has_databases(const rlk_fx_cluster *c)
+{
+    redisReply *r = rlk_fx_cluster_command(c, 0, "CONFIG GET cluster-databases");
+    int has = r && r->type == REDIS_REPLY_ARRAY && r->elements == 2 &&
+              r->element[1]->type == REDIS_REPLY_STRING && atoi(r->element[1]->str) > 1;
+
+    if (r)
+        freeReplyObject(r);
+    return has;
+}
+
 static int cl_ok_reply(redisReply *r, const char *what, int node)
 {
     int ok = r && r->type == REDIS_REPLY_STATUS;
@@ -423,18 +461,30 @@ static int cl_create(rlk_fx_cluster *c)
 
 int rlk_fx_cluster_start(rlk_fx_cluster *c)
 {
+    return rlk_fx_cluster_start_opts(c, NULL);
+}
+
+int rlk_fx_cluster_start_opts(rlk_fx_cluster *c, const rlk_fx_cluster_opts *o)
+{
     long long t0 = rlk_fx_now_ms();
     /* Replicas sync at once (not after the default 5 s), and a master pings them every
      * second: CLUSTER SLOTS lists a replica only once its offset is above 0, which an
      * idle master's first replication PING does (after 10 s by default). */
-    static const char *const fast_sync[] = {"--repl-diskless-sync-delay", "0",
-                                            "--repl-ping-replica-period", "1", NULL};
+    const char *extra[8] = {"--repl-diskless-sync-delay", "0", "--repl-ping-replica-period", "1",
+                            NULL};
+    char dbs[16];
     rlk_fx_config cfg;
 
     memset(c, 0, sizeof *c);
     rlk_fx_config_init(&cfg);
     cfg.cluster = 1;
-    cfg.extra = fast_sync;
+    if (o && o->databases > 0) {
+        snprintf(dbs, sizeof dbs, "%d", o->databases);
+        extra[4] = "--cluster-databases";
+        extra[5] = dbs;
+        extra[6] = NULL;
+    }
+    cfg.extra = extra;
     if (rlk_fx_start_n(c->node, RLK_FX_CLUSTER_NODES, &cfg) != 0)
         return -1;
     c->n = RLK_FX_CLUSTER_NODES;
@@ -595,5 +645,100 @@ int rlk_fx_cluster_move_slot(rlk_fx_cluster *c, int slot, int src, int dst, long
             return -1;
         }
         rlk_fx_sleep_ms(20);
+    }
+}
+
+/* ------------------------------------------------------------ atomic slot migration */
+
+/* The state of the newest migration of slot in a CLUSTER GETSLOTMIGRATIONS reply (RESP2:
+ * an array of flat field/value arrays), into buf; "" when none names slot. */
+static void cl_migration_state(const redisReply *r, int slot, char *buf, size_t len)
+{
+    long long newest = -1;
+
+    buf[0] = '\0';
+    for (size_t i = 0; r && r->type == REDIS_REPLY_ARRAY && i < r->elements; i++) {
+        const redisReply *m = r->element[i];
+        const char *state = NULL;
+        long long created = 0;
+        int covers = 0;
+
+        if (m->type != REDIS_REPLY_ARRAY)
+            continue;
+        for (size_t k = 0; k + 1 < m->elements; k += 2) {
+            const redisReply *f = m->element[k], *v = m->element[k + 1];
+
+            if (f->type != REDIS_REPLY_STRING && f->type != REDIS_REPLY_STATUS)
+                continue;
+            if (strcmp(f->str, "state") == 0 && v->str)
+                state = v->str;
+            else if (strcmp(f->str, "create_time") == 0)
+                created = v->type == REDIS_REPLY_INTEGER ? v->integer : v->str ? atoll(v->str) : 0;
+            else if (strcmp(f->str, "slot_ranges") == 0 && v->str) {
+                long a, b;
+
+                for (const char *p = v->str; p && sscanf(p, "%ld-%ld", &a, &b) == 2;
+                     p = strchr(p, ' ') ? strchr(p, ' ') + 1 : NULL)
+                    covers |= a <= slot && slot <= b;
+            }
+        }
+        if (covers && state && created >= newest) {
+            newest = created;
+            snprintf(buf, len, "%s", state);
+        }
+    }
+}
+
+static void cl_states_add(char *states, size_t len, const char *state)
+{
+    size_t n = strlen(states), sl = strlen(state);
+    const char *last = strrchr(states, ' ');
+
+    last = last ? last + 1 : states;
+    if (!state[0] || (n && strcmp(last, state) == 0) || n + sl + 2 > len)
+        return;
+    snprintf(states + n, len - n, "%s%s", n ? " " : "", state);
+}
+
+int rlk_fx_cluster_migrate_slots(rlk_fx_cluster *c, int slot, int src, int dst, long timeout_ms,
+                                 char *states, size_t states_len)
+{
+    long long deadline = rlk_fx_now_ms() + timeout_ms;
+    char id[64], state[64], seen[256] = "";
+    redisReply *r;
+
+    if (rlk_fx_cluster_node_id(c, dst, id, sizeof id) != 0)
+        return -1;
+    r = rlk_fx_cluster_command(c, src, "CLUSTER MIGRATESLOTS SLOTSRANGE %d %d NODE %s", slot,
+                               slot, id);
+    if (cl_ok_reply(r, "CLUSTER MIGRATESLOTS", src) != 0)
+        return -1;
+    for (;;) {
+        int agreed = 1;
+
+        r = rlk_fx_cluster_command(c, src, "CLUSTER GETSLOTMIGRATIONS");
+        cl_migration_state(r, slot, state, sizeof state);
+        if (r)
+            freeReplyObject(r);
+        cl_states_add(seen, sizeof seen, state);
+        if (strcmp(state, "failed") == 0 || strcmp(state, "cancelled") == 0) {
+            fprintf(stderr, "cluster: migration of slot %d from node %d to %d: %s (%s)\n", slot,
+                    src, dst, state, seen);
+            return -1;
+        }
+        for (int i = 0; i < c->n && agreed; i++)
+            if (c->node[i].pid > 0 && rlk_fx_cluster_slot_owner(c, i, slot) != dst)
+                agreed = 0;
+        if (agreed && (!state[0] || strcmp(state, "success") == 0)) {
+            if (states && states_len)
+                snprintf(states, states_len, "%s", seen);
+            return 0;
+        }
+        if (rlk_fx_now_ms() > deadline) {
+            fprintf(stderr, "cluster: slot %d not on node %d everywhere after %ld ms (states: %s)\n",
+                    slot, dst, timeout_ms, seen);
+            return -1;
+        }
+        rlk_fx_sleep_ms(5);
     }
 }

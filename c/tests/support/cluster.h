@@ -36,6 +36,19 @@ typedef struct rlk_fx_cluster {
 
 /* Starts the six nodes and creates the cluster; on failure stops them. */
 int rlk_fx_cluster_start(rlk_fx_cluster *c);
+
+/* What rlk_fx_cluster_start_opts adds to every node. */
+typedef struct rlk_fx_cluster_opts {
+    int databases;      /* > 0: --cluster-databases N (Valkey 9: databases 0..N-1 in cluster
+                         * mode; servers without the option fail to start); 0: the server's
+                         * default (database 0 only) */
+} rlk_fx_cluster_opts;
+
+/* rlk_fx_cluster_start with options (o NULL: none). */
+int rlk_fx_cluster_start_opts(rlk_fx_cluster *c, const rlk_fx_cluster_opts *o);
+/* 1 when the server under test has numbered databases in cluster mode (cluster-databases,
+ * Valkey 9), asked of node 0 (CONFIG GET cluster-databases); 0 when not or unknown. */
+int rlk_fx_cluster_has_databases(const rlk_fx_cluster *c);
 /* Stops every node (by PID) and removes its files. Safe to call twice. */
 void rlk_fx_cluster_stop(rlk_fx_cluster *c);
 
@@ -93,5 +106,20 @@ int rlk_fx_cluster_move_slot(rlk_fx_cluster *c, int slot, int src, int dst, long
 
 /* One command to one node (fresh connection; printf-style). Caller frees. */
 redisReply *rlk_fx_cluster_command(const rlk_fx_cluster *c, int node, const char *fmt, ...);
+/* The same in database db: SELECT db, then the command, on one fresh connection; NULL also
+ * when SELECT is refused (said on stderr). */
+redisReply *rlk_fx_cluster_command_db(const rlk_fx_cluster *c, int node, int db, const char *fmt,
+                                      ...);
+
+/* Atomic slot migration (Valkey 9: CLUSTER MIGRATESLOTS): on src
+ *   CLUSTER MIGRATESLOTS SLOTSRANGE slot slot NODE <dst id>
+ * then a bounded poll (every 5 ms) until every running node maps slot to dst. The source
+ * keeps serving the slot while its keys (of every database) are copied, pauses its writes for
+ * the hand-over, then answers MOVED. A migration that ends "failed" or "cancelled" (CLUSTER
+ * GETSLOTMIGRATIONS on src) returns -1 at once. states (may be NULL): the distinct states
+ * GETSLOTMIGRATIONS showed on src while polling, in order, space-separated. -1 also when the
+ * server has no MIGRATESLOTS (said on stderr). */
+int rlk_fx_cluster_migrate_slots(rlk_fx_cluster *c, int slot, int src, int dst, long timeout_ms,
+                                 char *states, size_t states_len);
 
 #endif /* RLK_TEST_CLUSTER_H */
