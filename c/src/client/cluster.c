@@ -37,8 +37,7 @@ struct rlk_cluster {
     atomic_int redis_major;     /* 0: not asked yet; -1: unknown */
 };
 
-/* Node clients get ids far from the public clients' (error.c keys on them). */
-#define RLK_CLUSTER_NODE_ID_MIN (1ULL << 62)
+/* Node clients' ids, from RLK_CLUSTER_NODE_ID_MIN (cluster.h). */
 static atomic_uint_fast64_t rlk_cluster_next_id;
 
 /* ---------------------------------------------------------------- node clients */
@@ -239,18 +238,6 @@ static int rlk_cluster_masters(rlk_client *c, rlk_client **out, int max)
 }
 
 /* ---------------------------------------------------------------- databases */
-
-#define RLK_CLUSTER_NO_DB "Redis Cluster has only database 0; Valkey 9 with cluster-databases allows more"
-
-const char *rlk_cluster_select_why(const rlk_client *c, const char *reply)
-{
-    if (reply && strstr(reply, "cluster mode"))         /* Redis 7/8, Valkey 8 */
-        return " (" RLK_CLUSTER_NO_DB ")";
-    if (c->url.is_cluster || c->id >= RLK_CLUSTER_NODE_ID_MIN)     /* Valkey 9: past its count */
-        return " (the cluster's nodes have fewer databases: Valkey 9's cluster-databases N "
-               "allows 0..N-1)";
-    return "";
-}
 
 /* 1 when a node answered SELECT with an error (rlk_conn_check_setup_reply's message): the
  * database is refused, not out of reach. */

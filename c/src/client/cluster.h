@@ -49,12 +49,10 @@ extern const struct rlk_topo rlk_topo_cluster;
 /* The slot argv routes by (its first key, argv[1]), or RLK_TOPO_ANY_SLOT
  * for a command without a key (CLIENT, SCRIPT, INFO, PING, ...). */
 int rlk_cluster_command_slot(int argc, const char *const *argv, const size_t *lens);
+/* Node clients get ids far from the public clients' (error.c keys on them); conn.c tells a
+ * node's SELECT refusal by it. */
+#define RLK_CLUSTER_NODE_ID_MIN (1ULL << 62)
 /* The cluster's master of slot as "host:port" into buf; -1 when unknown. */
 int rlk_cluster_owner_addr(rlk_client *c, int slot, char *buf, size_t len);
-/* Why a node refused SELECT (reply: its error), to add to the message: " (Redis Cluster has
- * only database 0; ...)" for a node without databases in cluster mode, a note on Valkey 9's
- * cluster-databases for a cluster's node past its count; "" for a server that is not a
- * cluster's. */
-const char *rlk_cluster_select_why(const rlk_client *c, const char *reply);
 
 #endif /* RLK_CLUSTER_H */

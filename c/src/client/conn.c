@@ -328,6 +328,20 @@ int rlk_conn_setup_cmd(const rlk_client *c, int i, const char *argv[3], size_t l
     return argc;
 }
 
+/* Why a node refused SELECT (reply: its error), to add to the message: for a node without
+ * databases in cluster mode (Redis 7/8, Valkey 8), or a cluster's node past its count (Valkey
+ * 9's cluster-databases); "" for a server that is not a cluster's. Here, not in cluster.c:
+ * cluster calls conn, never the other way (client_calls). */
+static const char *rlk_conn_select_why(const rlk_client *c, const char *reply)
+{
+    if (reply && strstr(reply, "cluster mode"))
+        return " (Redis Cluster has only database 0; Valkey 9 with cluster-databases allows more)";
+    if (c->url.is_cluster || c->id >= RLK_CLUSTER_NODE_ID_MIN)
+        return " (the cluster's nodes have fewer databases: Valkey 9's cluster-databases N "
+               "allows 0..N-1)";
+    return "";
+}
+
 int rlk_conn_check_setup_reply(rlk_client *c, int i, const redisReply *r)
 {
     if (r->type != REDIS_REPLY_ERROR)
@@ -335,7 +349,7 @@ int rlk_conn_check_setup_reply(rlk_client *c, int i, const redisReply *r)
     if (i == 0 && c->url.password)
         return rlk_set_error(c, RLK_ERR_AUTH, "auth %s: %.*s", c->addr, (int)r->len, r->str);
     return rlk_set_error(c, RLK_ERR_AUTH, "select %d on %s: %.*s%s", c->url.db, c->addr,
-                         (int)r->len, r->str, rlk_cluster_select_why(c, r->str));
+                         (int)r->len, r->str, rlk_conn_select_why(c, r->str));
 }
 
 /* AUTH and SELECT on a new blocking connection, one round trip each. */
