@@ -6,7 +6,7 @@
 --                                 [--control [--back LOW,HIGH]] [--expect-cycle]
 --
 -- OBJ_DIR holds the objects (build/c/CMakeFiles/rlk_obj.dir/src/client for one layer, .../src for
--- all of them: then each module is named with its layer, runtime/engine) and SRC_DIR the sources
+-- all of them: then each module is named with its layer, engine/engine) and SRC_DIR the sources
 -- beside them (c/src/client by default). A file is in the module of its header: x.c with x.h
 -- beside it is module x; x_y.c without a header of its own is part of module x (pool_fence.c is
 -- pool's). An arrow A -> B means A calls (or reads) something B defines. Prints the arrows with

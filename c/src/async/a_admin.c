@@ -31,7 +31,7 @@
 #include "kinds/psemaphore.h"
 #include "kinds/semaphore.h"
 #include "runtime/fam.h"
-#include "runtime/engine.h"
+#include "engine/engine.h"
 #include "async/a_common.h"
 #include "async/a_once.h"
 

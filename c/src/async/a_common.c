@@ -11,8 +11,8 @@
 
 #include "client/client.h"
 #include "runtime/fam.h"
-#include "runtime/engine.h"
-#include "runtime/sub_rule.h"
+#include "engine/engine.h"
+#include "engine/sub_rule.h"
 #include "async/a_common.h"
 
 void *rlk_a_common_new(rlk_async *ac, size_t size, size_t head_offset, rlk_async_fn fn,

@@ -17,7 +17,7 @@
 
 #include "rlk_async.h"
 #include "runtime/fam_hold.h"
-#include "runtime/engine.h"
+#include "engine/engine.h"
 
 #define RLK_A_RETRY_MS 20           /* a call that never went out is sent again after this */
 #define RLK_A_KEEPALIVE_MS 1000     /* a waiter attempts (or reads) at least this often */
@@ -35,7 +35,7 @@ typedef struct rlk_a_head {
     long long start;
 } rlk_a_head;
 
-/* One more of a counter of rlk_metrics (runtime/counters.h, which the user
+/* One more of a counter of rlk_metrics (engine/counters.h, which the user
  * includes) of the client of head, an rlk_a_head: the lost replies and their
  * outcomes, which the blocking API counts in runtime/fam_settle.c. */
 #define RLK_A_COUNT(head, f) do { rlk_rt_counters *k_ = rlk_ae_counters((head).ac); \

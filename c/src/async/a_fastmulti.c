@@ -9,7 +9,7 @@
 #include "rlk_async.h"
 #include "kinds/fastmulti.h"
 #include "runtime/rt.h"
-#include "runtime/engine.h"
+#include "engine/engine.h"
 #include "async/a_lock.h"
 #include "async/a_once.h"
 

@@ -18,8 +18,8 @@
 
 #include "client/error.h"
 #include "kinds/fence.h"
-#include "runtime/metrics.h"
-#include "runtime/engine.h"
+#include "engine/metrics.h"
+#include "engine/engine.h"
 #include "async/a_common.h"
 
 /* A fenced write, or a claim: the check of each of its fences in turn. */

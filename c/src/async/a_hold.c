@@ -9,10 +9,10 @@
 #include <string.h>
 
 #include "client/clock.h"
-#include "runtime/metrics.h"
+#include "engine/metrics.h"
 #include "runtime/rt.h"
-#include "runtime/engine.h"
-#include "runtime/ae_wd.h"
+#include "engine/engine.h"
+#include "engine/ae_wd.h"
 #include "async/a_hold.h"
 #include "async/a_kind.h"
 

@@ -14,7 +14,7 @@
 #include "rlk_async.h"
 #include "kinds/proto.h"
 #include "runtime/holds.h"
-#include "runtime/ae_wd.h"
+#include "engine/ae_wd.h"
 
 /* One hold: the record both APIs keep (runtime/holds.h). wd: its rlk_ae_hold (lease-less
  * holds; else NULL); row: the kinds/proto row it was taken with (its re-entries, release);

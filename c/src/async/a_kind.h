@@ -12,7 +12,7 @@
 
 #include <stddef.h>
 
-#include "runtime/engine.h"
+#include "engine/engine.h"
 #include "kinds/proto.h"
 
 /* rlk_async_lock's row of kind RLK_KIND_LOCK .. RLK_KIND_WRITE (each kind's

@@ -22,7 +22,7 @@
 #include "kinds/lock.h"
 #include "multi/multilock.h"
 #include "runtime/rt.h"
-#include "runtime/engine.h"
+#include "engine/engine.h"
 #include "async/a_common.h"
 #include "async/a_kind.h"
 

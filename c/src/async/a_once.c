@@ -9,7 +9,7 @@
 #include <string.h>
 
 #include "client/client.h"
-#include "runtime/engine.h"
+#include "engine/engine.h"
 #include "async/a_common.h"
 #include "async/a_kind.h"
 #include "async/a_once.h"

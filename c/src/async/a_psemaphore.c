@@ -20,7 +20,7 @@
 #include "client/client.h"
 #include "client/random.h"
 #include "kinds/psemaphore.h"
-#include "runtime/engine.h"
+#include "engine/engine.h"
 #include "async/a_common.h"
 #include "async/a_semq.h"
 

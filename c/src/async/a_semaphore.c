@@ -19,7 +19,7 @@
 
 #include "kinds/semaphore.h"
 #include "runtime/fam.h"
-#include "runtime/engine.h"
+#include "engine/engine.h"
 #include "async/a_common.h"
 #include "async/a_semq.h"
 

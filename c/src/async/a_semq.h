@@ -19,7 +19,7 @@
 #include <stddef.h>
 
 #include "kinds/proto.h"
-#include "runtime/engine.h"
+#include "engine/engine.h"
 #include "async/a_common.h"
 
 /* What the call in flight of a waiter's request is (rlk_a_semq.cw). */

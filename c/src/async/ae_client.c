@@ -9,9 +9,9 @@
  */
 #include "client/client.h"
 #include "runtime/rt.h"
-#include "runtime/engine.h"
-#include "runtime/ae_state.h"
-#include "runtime/ae_wd.h"
+#include "engine/engine.h"
+#include "engine/ae_state.h"
+#include "engine/ae_wd.h"
 
 const char *rlk_async_uuid(const rlk_async *ac)
 {

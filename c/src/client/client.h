@@ -22,7 +22,7 @@
 
 /* A client set up from opts (URL, password, transport, script set, pool
  * slots, topology table) but not connected: no I/O at all. For the async
- * engine (runtime/engine.h), which opens its own connections and uses this
+ * engine (engine/engine.h), which opens its own connections and uses this
  * client for its settings only. NULL when out of memory; a bad setting is
  * in c->fatal and c->fatal_msg. Freed by rlk_free. */
 rlk_client *rlk_client_prepare(const rlk_options *opts);

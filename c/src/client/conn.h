@@ -87,7 +87,7 @@ int rlk_conn_command_pair(rlk_client *c, redisContext *ctx, const char *what, in
 int rlk_conn_load_all(rlk_client *c, redisContext *ctx);
 
 /* ---- the same steps for a caller that pipelines on a non-blocking
- * connection (the async engine, runtime/engine.c): it writes what
+ * connection (the async engine, engine/engine.c): it writes what
  * these give and reads the replies as they come, so that the set-up, the
  * call's form and the NOSCRIPT rule are the ones rlk_conn_open and
  * rlk_conn_evalv use. */

@@ -58,7 +58,7 @@ int rlk_native_caps(rlk_client *c, int *caps);
 /* Pure: the capability bits from a COMMAND DOCS reply (RESP2 or RESP3). */
 int rlk_native_parse_docs(const redisReply *r);
 
-/* ---- for callers that pipeline (the async engine, runtime/ae_call.c) */
+/* ---- for callers that pipeline (the async engine, engine/ae_call.c) */
 
 /* The detection request, formatted (redisFormatCommandArgv's form; the
  * caller frees it with redisFreeCommand); its length, or -1 (no memory). */

@@ -27,7 +27,7 @@ int rlk_key_slot(const char *key, size_t len);
  * why (may be NULL) otherwise. */
 int rlk_name_check(const char *name, char *why, size_t whylen);
 
-/* The one string hash of the in-memory tables (runtime/holds.c, runtime/ae_pubsub.c,
+/* The one string hash of the in-memory tables (runtime/holds.c, engine/ae_pubsub.c,
  * cli/top_scan.c): h extended by the len bytes at s (RLK_HASH_INIT first). FNV-1a's step on 8
  * bytes at a time, each high half folded down, then murmur3's finalizer: every byte reaches a
  * bucket's low bits, at an eighth of the byte-wise steps (a lock call hashes several times). */

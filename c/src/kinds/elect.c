@@ -48,7 +48,7 @@ struct rlk_elect {
                                    same holder id only with it */
 };
 
-/* The leader's renewal (both watchdogs, runtime/wd.c and runtime/ae_wd.c): elect/renew, KEYS
+/* The leader's renewal (both watchdogs, runtime/wd.c and engine/ae_wd.c): elect/renew, KEYS
  * the lock and its token key, ARGV lease, owner and the hold's token - its term. fenced/renew
  * checked the holder id alone, so a leader paused past its lease renewed the leadership its
  * own id won again in another process (a pod name campaigning twice) and never heard it had

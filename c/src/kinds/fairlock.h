@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * fairlock.h - what fairlock.c tells beyond the public API: its watchdog task, run by
- * both renewal drivers (runtime/wd.c, runtime/ae_wd.c), and the operator's queue clear
+ * both renewal drivers (runtime/wd.c, engine/ae_wd.c), and the operator's queue clear
  * (rlk unlock --queue).
  *
  * Not installed; not a stable API.

@@ -15,7 +15,7 @@
 #include "client/error.h"
 #include "kinds/fence.h"
 #include "runtime/fam.h"
-#include "runtime/metrics.h"
+#include "engine/metrics.h"
 #include "runtime/rt.h"
 
 int rlk_fence_check(rlk_fence_state *st, uint64_t token)

@@ -4,7 +4,7 @@
  * rlk_fence_write and the non-blocking rlk_async_fence_write
  * (async/a_fence.c): the checks of the arguments, the script and its keys
  * and arguments, and what a script's refusal "RLK_FENCED <highest>" means.
- * Both APIs count the outcome with rlk_metrics_fence (runtime/metrics.h).
+ * Both APIs count the outcome with rlk_metrics_fence (engine/metrics.h).
  *
  * Not installed; not a stable API.
  */

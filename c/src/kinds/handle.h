@@ -18,7 +18,7 @@
 #include "kinds/proto.h"
 #include "runtime/fam.h"
 #include "runtime/fam_hold.h"
-#include "runtime/metrics.h"
+#include "engine/metrics.h"
 
 /* ---------------------------------------------------------------- holder ids */
 
@@ -129,7 +129,7 @@ int rlk_handle_token(const rlk_fam_base *b, const char *owner_fn, int kind, cons
                      long long *token);
 
 /* A counted entry point (an acquisition, a latch's await): every call, a bad
- * handle's (b NULL) too, counted in the metrics (runtime/metrics.h) from
+ * handle's (b NULL) too, counted in the metrics (engine/metrics.h) from
  * rlk_handle_call_begin to rlk_handle_call_end, which records its result rc
  * as metric (an RLK_KIND_* or RLK_MKIND_*) under the handle's name and
  * returns rc. */

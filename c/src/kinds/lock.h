@@ -38,7 +38,7 @@ void rlk_lock_lease_note(rlk_lock *l, long long sent_ns, long long lease_ms);
 extern const rlk_sub_rule rlk_lock_sub_rule;
 
 /* The watchdog's task for reentrant locks, run by both renewal drivers
- * (runtime/wd.c, runtime/ae_wd.c): as many per reentrant/renew_many call as
+ * (runtime/wd.c, engine/ae_wd.c): as many per reentrant/renew_many call as
  * are due (one call per hash slot on a cluster), each alone with
  * reentrant/renew when the script refuses the batch. */
 extern const rlk_renew_task rlk_lock_renew_task;

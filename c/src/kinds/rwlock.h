@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * rwlock.h - what rwlock.c tells beyond the public API: its watchdog tasks, run by
- * both renewal drivers (runtime/wd.c, runtime/ae_wd.c).
+ * both renewal drivers (runtime/wd.c, engine/ae_wd.c).
  *
  * Not installed; not a stable API.
  */

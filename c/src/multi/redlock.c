@@ -5,7 +5,7 @@
  * elapsed - drift, release everywhere on failure, retry after a random
  * delay. docs/redlock.md describes the algorithm.
  *
- * The calls go out on one engine client per server (runtime/engine.h),
+ * The calls go out on one engine client per server (engine/engine.h),
  * borrowing the server's blocking client for its settings, made by the
  * handle's first operation and kept until rlk_redlock_free: the engine owns
  * the connection, its set-up, the NOSCRIPT rule and the native token
@@ -32,7 +32,7 @@
 #include "client/scripts.h"
 #include "client/sigpipe.h"
 #include "client/topo.h"
-#include "runtime/engine.h"
+#include "engine/engine.h"
 #include "runtime/rt.h"
 
 #define REDLOCK_DEFAULT_SERVER_TIMEOUT_MS 50

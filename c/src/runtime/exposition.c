@@ -12,7 +12,7 @@
 
 #include "client/client.h"
 #include "client/sentinel.h"
-#include "runtime/metrics.h"
+#include "engine/metrics.h"
 #include "runtime/rt.h"
 
 #define RLK_M_LOAD(cell) atomic_load_explicit(&(cell), memory_order_relaxed)

@@ -16,7 +16,7 @@
 
 #include "rlk.h"
 #include "client/random.h"
-#include "runtime/counters.h"
+#include "engine/counters.h"
 #include "runtime/sub.h"
 #include "runtime/wd.h"
 

@@ -24,8 +24,8 @@
 #include "client/client.h"
 #include "client/clock.h"
 #include "client/error.h"
-#include "runtime/engine.h"
-#include "runtime/bg.h"
+#include "engine/engine.h"
+#include "engine/bg.h"
 #include "runtime/sub.h"
 
 struct rlk_sub_chan {

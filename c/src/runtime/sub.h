@@ -15,8 +15,8 @@
 #define RLK_SUB_H
 
 #include "rlk.h"
-#include "runtime/counters.h"
-#include "runtime/sub_rule.h"
+#include "engine/counters.h"
+#include "engine/sub_rule.h"
 
 typedef struct rlk_sub rlk_sub;
 typedef struct rlk_sub_chan rlk_sub_chan;

@@ -14,7 +14,7 @@
 #include "runtime/fam.h"
 #include "runtime/fam_settle.h"
 #include "runtime/lq.h"
-#include "runtime/metrics.h"
+#include "engine/metrics.h"
 #include "runtime/rt.h"
 #include "runtime/sub.h"
 #include "runtime/wait.h"

@@ -27,8 +27,8 @@
 #include "client/scripts.h"
 #include "client/topo.h"
 #include "client/transport.h"
-#include "runtime/metrics.h"
-#include "runtime/thread.h"
+#include "engine/metrics.h"
+#include "engine/thread.h"
 #include "runtime/wd_t.h"
 
 #define RLK_WD_NAME "rlk-wd"

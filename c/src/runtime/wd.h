@@ -15,10 +15,10 @@
 #define RLK_WD_H
 
 #include "rlk.h"
-#include "runtime/counters.h"
+#include "engine/counters.h"
 #include "runtime/holds.h"
 #include "runtime/sub.h"
-#include "runtime/wd_rule.h"
+#include "engine/wd_rule.h"
 
 #include <hiredis/hiredis.h>
 

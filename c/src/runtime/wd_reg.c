@@ -11,7 +11,7 @@
 #include "client/client.h"
 #include "client/clock.h"
 #include "client/error.h"
-#include "runtime/metrics.h"
+#include "engine/metrics.h"
 #include "runtime/wd_t.h"
 
 #define RLK_WD_LOST_MARKS_MAX 256   /* lost (name, owner) pairs remembered */

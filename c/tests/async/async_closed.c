@@ -48,7 +48,7 @@
 #include "async_names.h"
 #include "rlk.h"
 #include "rlk_async.h"
-#include "runtime/engine.h"   /* rlk_ae_lost_calls, rlk_ae_no_peer_check */
+#include "engine/engine.h"   /* rlk_ae_lost_calls, rlk_ae_no_peer_check */
 #include "client/transport.h"   /* rlk_transport_peer */
 
 static rlk_fx_server srv;

@@ -29,7 +29,7 @@
 #include "tk_util.h"
 #include "rlk.h"
 #include "rlk_async.h"
-#include "runtime/ae_wd.h"     /* rlk_ae_wd_no_deadline: the loss deadline's control */
+#include "engine/ae_wd.h"     /* rlk_ae_wd_no_deadline: the loss deadline's control */
 
 static rlk_fx_server srv;
 static char url[512];

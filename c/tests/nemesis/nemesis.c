@@ -58,7 +58,7 @@
  * after the last; no lost-reply faults; kinds lock,fenced,elect,fair,nr unless --kinds
  * (docs/nemesis.md, "A master failover").
  */
-#include "runtime/ae_state.h"
+#include "engine/ae_state.h"
 #include "client/client.h"
 #include "client/conn.h"
 #include "client/pool.h"

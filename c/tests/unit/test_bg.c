@@ -1,5 +1,5 @@
 /*
- * test_bg.c - the blocking API's background loop (runtime/bg.h): started by
+ * test_bg.c - the blocking API's background loop (engine/bg.h): started by
  * its first operation, which runs on the loop's own thread; an operation
  * posted again while queued runs once, one posted while it runs runs again;
  * operations run in the order posted; freeing stops the thread. No server
@@ -9,7 +9,7 @@
 
 #include "rlk.h"
 #include "client/client.h"
-#include "runtime/bg.h"
+#include "engine/bg.h"
 #include "check.h"
 
 typedef struct probe {

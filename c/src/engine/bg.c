@@ -15,9 +15,9 @@
 
 #include "rlk_async_poll.h"
 #include "client/error.h"
-#include "runtime/engine.h"
-#include "runtime/bg.h"
-#include "runtime/thread.h"
+#include "engine/engine.h"
+#include "engine/bg.h"
+#include "engine/thread.h"
 
 struct rlk_bg {
     rlk_client *c;

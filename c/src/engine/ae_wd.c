@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * ae_wd.c - the async client's watchdog (ae_wd.h): the second driver of
- * the watchdog thread's rules (runtime/wd_rule.c), on the loop's timer and
+ * the watchdog thread's rules (engine/wd_rule.c), on the loop's timer and
  * the engine's pipelined calls, through the kinds' renewal tasks.
  *
  * A hold is due every lease/3 from the send time of its last successful
@@ -19,8 +19,8 @@
 
 #include "client/client.h"
 #include "client/clock.h"
-#include "runtime/ae_state.h"
-#include "runtime/ae_wd.h"
+#include "engine/ae_state.h"
+#include "engine/ae_wd.h"
 
 int rlk_ae_wd_no_deadline;
 

@@ -36,7 +36,7 @@
 
 #include "rlk.h"
 #include "rlk_async.h"
-#include "runtime/counters.h"
+#include "engine/counters.h"
 
 /* ---------------------------------------------------------------- the client */
 
@@ -54,7 +54,7 @@ rlk_async *rlk_ae_new(rlk_client *c, rlk_rt_counters *counters, int borrowed);
 int rlk_ae_close_begin(rlk_async *ac);
 void rlk_ae_close_end(rlk_async *ac);
 
-/* The blocking subscriber's client (runtime/bg.c, before it is attached):
+/* The blocking subscriber's client (engine/bg.c, before it is attached):
  * its pub/sub connections are named name (CLIENT SETNAME in their set-up;
  * an ACL's refusal is ignored) and counted in the counters' sub_*. */
 void rlk_ae_sub_name(rlk_async *ac, const char *name);
@@ -154,7 +154,7 @@ unsigned long long rlk_ae_lost_calls(const rlk_async *ac);
  * (ae_call.c). 0 by default. */
 extern int rlk_ae_no_peer_check;
 
-/* The client's metrics (rlk_async_metrics_get reads them; runtime/metrics.h
+/* The client's metrics (rlk_async_metrics_get reads them; engine/metrics.h
  * records into them), as its creator set them; NULL: none. */
 rlk_rt_counters *rlk_ae_counters(rlk_async *ac);
 /* Counts r as an acquisition of kind (enum rlk_metrics_kind) on name, as the

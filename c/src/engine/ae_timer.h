@@ -6,7 +6,7 @@
 #ifndef RLK_AE_TIMER_H
 #define RLK_AE_TIMER_H
 
-#include "runtime/ae_state.h"
+#include "engine/ae_state.h"
 
 /* Fires the timers that are due (each at most once per call). */
 void ae_timer_run(rlk_async *ac);

@@ -22,11 +22,11 @@
 #include "client/error.h"
 #include "client/slot.h"
 #include "client/slotmap.h"
-#include "runtime/sub_rule.h"
-#include "runtime/engine.h"
-#include "runtime/ae_state.h"
-#include "runtime/ae_pubsub.h"
-#include "runtime/ae_route.h"
+#include "engine/sub_rule.h"
+#include "engine/engine.h"
+#include "engine/ae_state.h"
+#include "engine/ae_pubsub.h"
+#include "engine/ae_route.h"
 
 /* Every channel ch of ac's table, bucket by bucket; next, the one after it,
  * is read before the body runs, so the body may free ch. */

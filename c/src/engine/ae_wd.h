@@ -3,7 +3,7 @@
  * ae_wd.h - the async client's watchdog (ae_wd.c): lease-less holds
  * renewed on the loop's timer through their kind's task (runtime/wd.h
  * rlk_renew_task, defined with the kind), by the watchdog thread's rules
- * (runtime/wd_rule.c): the same grouping of due holds per call, the same
+ * (engine/wd_rule.c): the same grouping of due holds per call, the same
  * reading of replies, the same loss deadline. A hold is reported lost
  * through the kind's note and then the client's lost callback
  * (rlk_async_set_lost_callback): RLK_LOST_GONE when a renewal finds it not
@@ -17,8 +17,8 @@
 #ifndef RLK_AE_WD_H
 #define RLK_AE_WD_H
 
-#include "runtime/engine.h"
-#include "runtime/wd_rule.h"
+#include "engine/engine.h"
+#include "engine/wd_rule.h"
 
 typedef struct rlk_ae_hold rlk_ae_hold;
 

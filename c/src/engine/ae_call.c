@@ -25,12 +25,12 @@
 #include "client/slot.h"
 #include "client/topo.h"
 #include "client/transport.h"
-#include "runtime/metrics.h"
-#include "runtime/engine.h"
-#include "runtime/ae_state.h"
-#include "runtime/ae_call.h"
-#include "runtime/ae_route.h"
-#include "runtime/ae_timer.h"
+#include "engine/metrics.h"
+#include "engine/engine.h"
+#include "engine/ae_state.h"
+#include "engine/ae_call.h"
+#include "engine/ae_route.h"
+#include "engine/ae_timer.h"
 /* The marker rlk_ae_publish_arg returns while a cluster's pub/sub mode is
  * not known yet: a script call that passes it is given the mode's form when
  * it is written (no call is written before the mode is known). */

@@ -17,10 +17,10 @@
 #include "client/random.h"
 #include "client/slotmap.h"
 #include "client/topo.h"
-#include "runtime/engine.h"
-#include "runtime/ae_state.h"
-#include "runtime/ae_pubsub.h"
-#include "runtime/ae_route.h"
+#include "engine/engine.h"
+#include "engine/ae_state.h"
+#include "engine/ae_pubsub.h"
+#include "engine/ae_route.h"
 
 static void ae_park_fire(rlk_async *ac, void *arg);
 

@@ -13,7 +13,7 @@
 #define RLK_METRICS_H
 
 #include "rlk.h"
-#include "runtime/counters.h"
+#include "engine/counters.h"
 
 /* One acquisition call under way (rlk_metrics_begin .. rlk_metrics_end). */
 typedef struct rlk_metrics_call {

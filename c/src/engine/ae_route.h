@@ -10,7 +10,7 @@
 
 #include <hiredis/hiredis.h>
 
-#include "runtime/ae_state.h"
+#include "engine/ae_state.h"
 
 /* From rlk_async_new, the client's first nodes (none yet): on a routed
  * client the map, with the URL's seeds as its first nodes; else the one

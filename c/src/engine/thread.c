@@ -4,7 +4,7 @@
  */
 #include <signal.h>
 
-#include "runtime/thread.h"
+#include "engine/thread.h"
 
 int rlk_thread_start(pthread_t *t, void *(*fn)(void *), void *arg)
 {

@@ -31,12 +31,12 @@
 #include "client/slot.h"
 #include "client/topo.h"
 #include "client/transport.h"
-#include "runtime/engine.h"
-#include "runtime/ae_state.h"
-#include "runtime/ae_call.h"
-#include "runtime/ae_pubsub.h"
-#include "runtime/ae_route.h"
-#include "runtime/ae_timer.h"
+#include "engine/engine.h"
+#include "engine/ae_state.h"
+#include "engine/ae_call.h"
+#include "engine/ae_pubsub.h"
+#include "engine/ae_route.h"
+#include "engine/ae_timer.h"
 
 /* ---------------------------------------------------------------- the client's life */
 

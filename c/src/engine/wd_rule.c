@@ -2,7 +2,7 @@
 /*
  * wd_rule.c - the watchdog's pure rules (wd_rule.h says which): no thread, no I/O,
  * no clock of their own, so both renewal drivers, the watchdog thread (wd.c)
- * and the non-blocking API's (runtime/ae_wd.c), follow one rule set. Times are
+ * and the non-blocking API's (engine/ae_wd.c), follow one rule set. Times are
  * in any one unit (ns in wd.c, ms in the async driver).
  */
 #include <stdio.h>
@@ -11,7 +11,7 @@
 
 #include "rlk.h"
 #include "client/slot.h"
-#include "runtime/wd_rule.h"
+#include "engine/wd_rule.h"
 
 rlk_renewed_fn rlk_renewed_hook;
 

@@ -19,10 +19,10 @@
 #include "client/random.h"
 #include "client/slot.h"
 #include "client/slotmap.h"
-#include "runtime/engine.h"
-#include "runtime/ae_wd.h"
-#include "runtime/metrics.h"
-#include "runtime/wd_rule.h"
+#include "engine/engine.h"
+#include "engine/ae_wd.h"
+#include "engine/metrics.h"
+#include "engine/wd_rule.h"
 
 #define AE_SWEEP_MS 100             /* how often timeouts of calls and connects are checked */
 #define AE_PING_MS 1000             /* a pub/sub connection silent this long is sent a PING */

@@ -2,7 +2,7 @@
 /*
  * bg.h - the blocking API's background loop (bg.c): one thread per client,
  * started on first use, that runs an engine client of its own (rlk_ae_new
- * on the client, borrowed, runtime/engine.h) on a poll() loop. Other threads hand
+ * on the client, borrowed, engine/engine.h) on a poll() loop. Other threads hand
  * it operations; each runs on the loop's thread, between two turns.
  *
  * Not installed; not a stable API.
@@ -12,7 +12,7 @@
 
 #include "rlk.h"
 #include "rlk_async.h"
-#include "runtime/counters.h"
+#include "engine/counters.h"
 
 typedef struct rlk_bg rlk_bg;
 

@@ -9,7 +9,7 @@
 
 #include <hiredis/hiredis.h>
 
-#include "runtime/ae_state.h"
+#include "engine/ae_state.h"
 
 /* One reply on pub/sub connection k (its set-up's, an answer or a message):
  * 1 when it was a message. */

@@ -8,9 +8,9 @@
 #include <stdlib.h>
 
 #include "client/clock.h"
-#include "runtime/engine.h"
-#include "runtime/ae_state.h"
-#include "runtime/ae_timer.h"
+#include "engine/engine.h"
+#include "engine/ae_state.h"
+#include "engine/ae_timer.h"
 
 long long rlk_ae_now_ms(void)
 {

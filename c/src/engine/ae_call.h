@@ -11,7 +11,7 @@
 
 #include <hiredis/hiredis.h>
 
-#include "runtime/ae_state.h"
+#include "engine/ae_state.h"
 
 /* Delivers the completed requests: their callbacks, in completion order;
  * each request is freed after (its free hook first). */

@@ -36,7 +36,7 @@ typedef struct rlk_rt_counters {
     atomic_ullong sub_connects, sub_drops, subscribes, unsubscribes;
     atomic_ullong renew_calls, renew_errors, renew_unacked, locks_lost;
     atomic_ullong lost_replies, lost_adopted, lost_not_run, lost_unsettled, lost_given_back;
-    /* The metrics (runtime/metrics.h records them; rlk_metrics_get reads them). */
+    /* The metrics (engine/metrics.h records them; rlk_metrics_get reads them). */
     atomic_int metrics_off;         /* rlk_metrics_set_enabled(c, 0) */
     atomic_ullong acquisitions[RLK_MKIND_COUNT][RLK_ACQ_RESULTS];
     atomic_ullong handoffs, acquired_after_wait;

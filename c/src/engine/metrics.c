@@ -9,7 +9,7 @@
 #include <string.h>
 
 #include "client/clock.h"
-#include "runtime/metrics.h"
+#include "engine/metrics.h"
 
 #define RLK_M_ADD(cell, n) atomic_fetch_add_explicit(&(cell), (n), memory_order_relaxed)
 

@@ -2,14 +2,14 @@
 /*
  * sub_rule.c - the subscriber's pure rules (sub.h says which): no I/O, no
  * thread, no lock. Both subscribers follow them, the blocking one's thread
- * (sub.c) and the async engine's pub/sub connection (runtime/ae_pubsub.c).
+ * (sub.c) and the async engine's pub/sub connection (engine/ae_pubsub.c).
  */
 #include <string.h>
 #include <strings.h>
 
 #include "rlk.h"
 #include "client/slotmap.h"
-#include "runtime/sub_rule.h"
+#include "engine/sub_rule.h"
 
 static int rlk_sub_word_is(const redisReply *r, const char *word)
 {
