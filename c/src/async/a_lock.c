@@ -22,6 +22,7 @@
 #include "client/client.h"
 #include "client/clock.h"
 #include "client/scripts.h"
+#include "kinds/acq.h"
 #include "kinds/fastmulti.h"
 #include "kinds/lock.h"
 #include "kinds/names.h"
@@ -54,8 +55,8 @@ typedef struct rlk_a_lockreq {
                                        <channel>:<owner>; NULL: none (a plain ticket's waiter
                                        hears its grants on the lock's channel) */
     long long ticket;               /* RLK_PROTO_WAIT_QUEUE: the ticket it queues with once the
-                                       fast try failed (rlk_names_queue_ticket) */
-    long long token;                /* RLK_PROTO_TOKEN: the token of the acquisition */
+                                       fast try failed (kinds/acq.h rlk_acq_ticket) */
+    rlk_acq m;                      /* the machine (kinds/acq.h): what follows each outcome */
     long long lease_ms;
     int watchdog;
     long long wait_ms;
@@ -63,14 +64,10 @@ typedef struct rlk_a_lockreq {
     int spin_initial, spin_max, spin_prev;  /* RLK_PROTO_WAIT_SPIN: the back-off (ms, <= 60000) */
     int spin_fails;
     long long sent;                 /* monotonic ms: the last attempt's send (its lease's start) */
-    long long read_at;              /* monotonic ms: a token row's read-back was made */
     int queued;                     /* an attempt with the ticket may have queued it */
     int waiter;                     /* waits (wait_ms != 0, not a re-entry) */
-    int lost_rel;                   /* the read-back in flight is of a lost release (else of a
-                                       lost acquire) */
-    long long known;                /* the hold count before the call (settling) */
-    int give_back;                  /* a settled lost reply's holds to give back, then: */
-    int adopt;                      /* 1: adopt one hold; 0: end with ending and end_msg */
+    int give_back;                  /* a settled lost reply's holds to give back, then adopt
+                                       (m.adopt) or end with ending and end_msg */
     rlk_a_wait w;                   /* its wake-ups (a_common.h): the call in flight, its
                                        listener on its own channel (else the lock's), the
                                        lock's channel while first (_QUEUE), its ticket (0: no
@@ -282,7 +279,7 @@ static void alk_acquired(rlk_a_lockreq *a)
     h->lease_ms = a->lease_ms;
     h->lease_ns = a->watchdog ? 0 : a->sent * RLK_NS_PER_MS;
     if (a->k->flags & RLK_PROTO_TOKEN)
-        h->token = a->token;
+        h->token = a->m.token;
     if (a->watchdog && h->wd) {
         rlk_ae_wd_acquired(h->wd, a->sent);     /* the re-entry set the lease again */
     } else if (a->watchdog) {
@@ -302,7 +299,7 @@ static void alk_acquired(rlk_a_lockreq *a)
         alk_release(a);
         return;
     }
-    rlk_ae_complete(a->h.r, RLK_OK, a->k->flags & RLK_PROTO_TOKEN ? a->token : h->count, NULL,
+    rlk_ae_complete(a->h.r, RLK_OK, a->k->flags & RLK_PROTO_TOKEN ? a->m.token : h->count, NULL,
                     NULL);
     return;
 nomem:
@@ -364,46 +361,111 @@ static void alk_busy(rlk_a_lockreq *a, long long ttl, int first)
                                       RLK_A_KEEPALIVE_MS));
 }
 
-static void alk_read_acq_reply(rlk_async *ac, int rc, const redisReply *reply, const char *errstr,
-                               int lost, void *arg);
+static void alk_read_reply(rlk_async *ac, int rc, const redisReply *reply, const char *errstr,
+                           int lost, void *arg);
 
-/* Reads the holder's field back after a lost acquire's (or release's: rel) reply
- * (the engine fenced the connection it went out on first). */
-static void alk_read_back(rlk_a_lockreq *a, int rel)
+/* Reads back after a lost reply (the engine fenced the connection it went out on first), as
+ * the machine asks: the row's held script, a value list's counts, or the holder's field. */
+static void alk_read_back(rlk_a_lockreq *a)
 {
-    char field[RLK_OWNER_MAX + 16];     /* the hold's hash field: owner + the row's suffix */
-    const char *argv[3] = {"HGET", a->name, field};
+    rlk_proto_argvals v = {.owner = a->owner, .lease_ms = a->lease_ms};
+    rlk_acq_act x;
+    const char *argv[3] = {"HGET", a->name, x.field};
 
-    snprintf(field, sizeof field, "%s%s", a->owner, a->k->field_suffix);
-    a->lost_rel = rel;
-    if (!rel && a->k->held) {
-        /* A token row: the count, the hold's token and the PTTL in one read (its
-         * held script), never the token of a holder that took the lock since. */
-        a->read_at = rlk_ae_now_ms();
-        alk_send(a, a->k->held, a->k->held_args, a->lease_ms, 0, alk_read_acq_reply);
-    } else {    /* RLK_PROTO_VALUES: owner's live count of each value; else the field */
-        a->w.call = a->values ? rlk_a_kind_call(a->h.ac, &rlk_fastmulti_counts_call, a->name,
-                                                &(rlk_proto_argvals){.owner = a->owner},
-                                                a->values, alk_read_acq_reply, a)
-                              : rlk_ae_command(a->h.ac, 3, argv, alk_read_acq_reply, a);
-    }
+    rlk_acq_lost(&a->m, a->m.rel, a->m.lost_rc, &x);
+    if (x.call)
+        a->w.call = rlk_a_kind_call(a->h.ac, &(rlk_proto_call){x.call, a->k->held_args}, a->name,
+                                    &v, NULL, alk_read_reply, a);
+    else if (a->values)
+        a->w.call = rlk_a_kind_call(a->h.ac, &rlk_fastmulti_counts_call, a->name, &v, a->values,
+                                    alk_read_reply, a);
+    else
+        a->w.call = rlk_ae_command(a->h.ac, 3, argv, alk_read_reply, a);
     if (!a->w.call && !rlk_ae_req_done(a->h.r))
         rlk_ae_complete(a->h.r, rlk_ae_closing(a->h.ac) ? RLK_ERR_CLOSED : RLK_ERR_NOMEM, 0, NULL,
                         "%s %s: could not read back a lost reply", a->k->what, a->name);
+}
+
+/* A reply of the call in flight lost (rc, errstr): counted, then read back. */
+static void alk_lost(rlk_a_lockreq *a, int rel, int rc, const char *errstr)
+{
+    RLK_A_COUNT(a->h, lost_replies);
+    alk_set_msg(a, "%s %s: %s", a->k->what, a->name, errstr);
+    a->m.rel = rel;
+    a->m.lost_rc = rc;
+    a->m.start_ms = a->sent;
+    alk_read_back(a);
+}
+
+static void alk_give_back(rlk_a_lockreq *a);
+
+/* The loop's interpreter of the machine's action x (kinds/acq.h). */
+static void alk_act(rlk_a_lockreq *a, rlk_acq_act *x)
+{
+    rlk_a_hold *h;
+
+    switch (x->is) {
+    case RLK_ACQ_SEND:
+        alk_release(a);     /* a lost release that did not run */
+        return;
+    case RLK_ACQ_WAIT:
+        alk_busy(a, x->ttl, x->wide);
+        return;
+    case RLK_ACQ_RECORD:
+        a->sent = a->m.start_ms;
+        alk_acquired(a);
+        return;
+    case RLK_ACQ_GIVE_BACK:
+        a->give_back = x->n;
+        if (!a->m.adopt) {
+            rlk_a_wait_quiet(&a->w);
+            a->w.ending = x->err;
+            alk_set_msg(a, "%s", x->msg);
+        }
+        alk_give_back(a);
+        return;
+    default:
+        break;
+    }
+    if (a->m.rel) {     /* a lost release settled */
+        h = rlk_a_hold_find(a->h.ac, a->k->hold, a->name, a->owner);
+        if (h && x->err == RLK_OK && x->value == RLK_REL_STILL_HELD)
+            h->count = x->n;
+        else if (h)
+            rlk_a_hold_drop(a->h.ac, h);    /* gone, or left to its lease (unknown) */
+        if (a->acquire)
+            alk_undone(a);
+        else
+            rlk_ae_complete(a->h.r, x->err, x->n, NULL, x->msg[0] ? "%s" : NULL, x->msg);
+        return;
+    }
+    if (x->retry) {
+        /* A lost acquire that did not run: not an answer yet (a single try too): again. */
+        if (a->w.ticket || a->k->wait == RLK_PROTO_WAIT_FAIR)
+            a->queued = 1;          /* it may have queued the caller */
+        if (a->w.ending || rlk_a_common_elapsed(&a->h) > alk_budget(a))
+            alk_end_busy(a);
+        else
+            rlk_a_wait_retry(&a->w, 0);
+        return;
+    }
+    if (x->err == RLK_OK)
+        rlk_ae_complete(a->h.r, RLK_OK, a->m.token, NULL, NULL);
+    else
+        alk_end(a, x->err, "%s", x->msg[0] ? x->msg : alk_msg_str(a));
 }
 
 static void alk_acquire_reply(rlk_async *ac, int rc, const redisReply *r, const char *errstr,
                               int lost, void *arg)
 {
     rlk_a_lockreq *a = arg;
-    rlk_proto_outcome o;
+    rlk_acq_act x;
 
     (void)ac;
     if (alk_replied(a, rc, errstr))
         return;
     if (rc == RLK_ERR_IO && lost) {
-        RLK_A_COUNT(a->h, lost_replies);
-        alk_read_back(a, 0);    /* it may have run: find out */
+        alk_lost(a, 0, rc, errstr);     /* it may have run: find out */
         return;
     }
     if (rc == RLK_ERR_IO && !a->w.ending && rlk_a_common_elapsed(&a->h) <= alk_budget(a)) {
@@ -418,37 +480,10 @@ static void alk_acquire_reply(rlk_async *ac, int rc, const redisReply *r, const 
                 cancelled ? "cancelled" : errstr);
         return;
     }
-    if (rc != RLK_OK && rlk_proto_refusal(errstr) == RLK_ERR_REENTRY) {
-        alk_end(a, RLK_ERR_REENTRY, "%s %s: already held by %s; not acquired again",
-                a->k->what, a->name, a->owner);
-        return;
-    }
-    if (rc != RLK_OK) {
-        alk_end(a, rlk_proto_refusal(errstr) == RLK_ERR_UPGRADE ? RLK_ERR_UPGRADE : rc,
-                "%s", errstr);
-        return;
-    }
-    /* nil (or {token}) acquired; an integer the wait; {wait, 1}: first in the queue; a
-     * reader's {grant PTTL, 0}: the free lock is reserved for a writer, wait out its claim
-     * window (readers have no queue: alk_busy); {wait, first, 1}: free, in its lock-delay
-     * (counted as the blocking lock counts it) */
-    switch (rlk_proto_read_acquire(r, a->k->flags & RLK_PROTO_TOKEN, &o)) {
-    case RLK_PROTO_ACQUIRED:
-        a->token = o.value;
-        alk_acquired(a);
-        return;
-    case RLK_PROTO_BUSY:
-        if (o.in_delay)
-            RLK_A_COUNT(a->h, delay_refusals);
-        alk_busy(a, o.value, o.first);
-        return;
-    default:
-        alk_end(a, RLK_ERR_PROTOCOL, "%s %s: %s replied type %d", a->k->what, a->name,
-                a->k->acquire, r->type);
-    }
+    alk_set_msg(a, "%s", errstr ? errstr : "");
+    rlk_acq_reply(&a->m, rc, errstr, r, a->sent, &x);
+    alk_act(a, &x);
 }
-
-static void alk_give_back(rlk_a_lockreq *a);
 
 static void alk_give_back_reply(rlk_async *ac, int rc, const redisReply *r, const char *errstr,
                                 int lost, void *arg)
@@ -468,8 +503,8 @@ static void alk_give_back_reply(rlk_async *ac, int rc, const redisReply *r, cons
 }
 
 /* Gives back, one release of the kind at a time, the holds a settled lost
- * reply found beyond the caller's (rlk_fam_settle_rule, as the blocking
- * API's rlk_fam_give_back), then adopts one hold or ends as set. */
+ * reply found beyond the caller's (as the blocking API's rlk_fam_give_back),
+ * then adopts one hold (m.adopt) or ends as set. */
 static void alk_give_back(rlk_a_lockreq *a)
 {
     if (a->give_back > 0) {
@@ -478,127 +513,35 @@ static void alk_give_back(rlk_a_lockreq *a)
             return;
         a->give_back = 0;
     }
-    if (a->adopt)
+    if (a->m.adopt) {
+        a->sent = a->m.start_ms;
         alk_acquired(a);
-    else
+    } else
         alk_undone(a);
 }
 
-static void alk_read_acq_reply(rlk_async *ac, int rc, const redisReply *r, const char *errstr,
-                               int lost, void *arg)
+static void alk_read_reply(rlk_async *ac, int rc, const redisReply *r, const char *errstr,
+                           int lost, void *arg)
 {
     rlk_a_lockreq *a = arg;
-    long long n = 0, token = 0, pttl = -2;
-    int rel = a->lost_rel;
-    rlk_fam_rel_settled settled;
-    rlk_a_hold *h;
+    char why[RLK_ACQ_MSG];
+    rlk_acq_act x;
 
     rlk_a_unused(2, ac, lost);
     if (alk_replied(a, rc, errstr))
         return;
-    if (rc != RLK_OK) {
-        /* Not settled yet: read again while the budget lasts. */
-        if (rlk_a_common_elapsed(&a->h) > alk_budget(a)) {
-            rlk_a_wait_quiet(&a->w);
-            RLK_A_COUNT(a->h, lost_unsettled);
-            rlk_ae_complete(a->h.r, RLK_ERR_UNSETTLED, 0, NULL,
-                            "%s %s: a reply was lost and whether the %s ran could not be "
-                            "found out: %s", a->k->what, a->name,
-                            rel ? "release" : "acquire", errstr);
-            return;
-        }
-        alk_read_back(a, rel);
+    if (rc != RLK_OK && rlk_a_common_elapsed(&a->h) <= alk_budget(a)) {
+        alk_read_back(a);   /* not settled yet: read again while the budget lasts */
         return;
     }
-    if (!rel && a->k->held) {
-        /* {count, token, PTTL} (fenced/held, elect/held) */
-        long long held[3];
-
-        if (rlk_fam_held_read(r, held) != 0) {
-            rlk_a_wait_quiet(&a->w);
-            rlk_ae_complete(a->h.r, RLK_ERR_PROTOCOL, 0, NULL, "%s %s: %s replied an unexpected "
-                            "shape", a->k->what, a->name, a->k->held);
-            return;
-        }
-        n = held[0];
-        token = held[1];
-        pttl = held[2];
-    } else if (r->type == REDIS_REPLY_STRING)
-        n = strtoll(r->str, NULL, 10);
-    else if (a->values && (n = rlk_fastmulti_lost_count(r, a->known, 0, rel)) < 0) {
-        rlk_a_wait_quiet(&a->w);
-        RLK_A_COUNT(a->h, lost_unsettled);
-        rlk_ae_complete(a->h.r, RLK_ERR_UNSETTLED, 0, NULL, "%s %s: %s reply was lost and the "
-                        "counts of its values do not tell whether it ran", a->k->what, a->name,
-                        rel ? "a release's" : "an acquire's");
-        return;
-    }
-    if (!rel) {
-        rlk_fam_settled d = rlk_fam_settle_rule(a->known, n, !a->k->held ||
-                                                (pttl > 0 && token > 0));
-
-        if (d.ran && a->k->held) {
-            rlk_fam_adopt_hook(a->name);
-            if (!d.adopt) {
-                /* It ran, but its hold had no lease left when read (or no token): never
-                 * adopted past its lease; what the server still counts is given back. */
-                RLK_A_COUNT(a->h, lost_not_run);
-                rlk_a_wait_quiet(&a->w);
-                a->w.ending = RLK_ERR_IO;
-                alk_set_msg(a, "%s %s: the acquire's reply was lost; it ran, but its hold had %s "
-                            "when read back: not adopted", a->k->what, a->name,
-                            token <= 0 ? "no token" : "no lease left");
-                a->give_back = d.give_back;
-                a->adopt = 0;
-                alk_give_back(a);
-                return;
-            }
-            /* Its token, read with the count; its deadline starts from the read. */
-            a->token = token;
-            if (pttl < a->lease_ms)
-                a->sent = a->read_at - (a->lease_ms - pttl);
-        }
-        if (d.ran) {
-            /* It ran: adopt the hold; the holds beyond it (earlier lost acquires that ran)
-             * are given back first. */
-            RLK_A_COUNT(a->h, lost_adopted);
-            a->give_back = d.give_back;
-            a->adopt = 1;
-            alk_give_back(a);
-            return;
-        }
-        RLK_A_COUNT(a->h, lost_not_run);
-        if (a->w.ticket || a->k->wait == RLK_PROTO_WAIT_FAIR)
-            a->queued = 1;          /* it may have queued the caller */
-        /* It did not run: not an answer yet (a single try too): attempt again. */
-        if (a->w.ending || rlk_a_common_elapsed(&a->h) > alk_budget(a))
-            alk_end_busy(a);
-        else
-            rlk_a_wait_retry(&a->w, 0);
-        return;
-    }
-    /* A lost release: did it run? (The holder ids of this API are its own: never given.) */
-    settled = rlk_fam_release_rule(a->known, n, 0);
-    if (settled == RLK_FAM_REL_AGAIN) {
-        alk_release(a);     /* it did not run */
-        return;
-    }
-    h = rlk_a_hold_find(a->h.ac, a->k->hold, a->name, a->owner);
-    if (h && n > 0 && settled == RLK_FAM_REL_RAN)
-        h->count = n;
-    else if (h)
-        rlk_a_hold_drop(a->h.ac, h);    /* gone, or left to its lease (unknown) */
-    if (settled == RLK_FAM_REL_UNKNOWN)
-        RLK_A_COUNT(a->h, lost_unsettled);
-    if (a->acquire)
-        alk_undone(a);
-    else if (settled == RLK_FAM_REL_UNKNOWN)
-        rlk_ae_complete(a->h.r, RLK_ERR_UNSETTLED, 0, NULL, "%s %s: a release's reply was lost "
-                        "(outcome unknown: the server counts %lld holds of this holder, where "
-                        "this client knew of %lld; nothing sent again: a hold it left ends with "
-                        "its lease)", a->k->what, a->name, n, a->known);
+    snprintf(why, sizeof why, "%s", alk_msg_str(a));
+    if (rc != RLK_OK)
+        rlk_acq_unknown(&a->m, why, &x);
     else
-        rlk_ae_complete(a->h.r, RLK_OK, n, NULL, NULL);
+        rlk_acq_read(&a->m, r, rlk_ae_now_ms(), why, &x);
+    if (x.is == RLK_ACQ_END && x.err != RLK_OK && !x.retry)
+        rlk_a_wait_quiet(&a->w);
+    alk_act(a, &x);
 }
 
 /* One attempt: the row's acquire with the ticket (queued: -ticket). */
@@ -609,7 +552,7 @@ static void alk_attempt(void *arg)
 
     rlk_ae_timer_del(a->w.retry);
     a->w.retry = NULL;
-    a->known = h ? h->count : 0;
+    a->m.known = h ? h->count : 0;
     a->sent = rlk_ae_now_ms();
     if (alk_send(a, a->k->acquire, a->k->acquire_args, a->lease_ms,
                  a->queued ? -a->w.ticket : a->w.ticket, alk_acquire_reply) != 0)
@@ -630,8 +573,7 @@ static void alk_release_reply(rlk_async *ac, int rc, const redisReply *r, const 
     if (alk_replied(a, rc, errstr))
         return;
     if (rc == RLK_ERR_IO && lost) {
-        RLK_A_COUNT(a->h, lost_replies);
-        alk_read_back(a, 1);
+        alk_lost(a, 1, rc, errstr);
         return;
     }
     if (rc == RLK_ERR_IO && rlk_a_common_elapsed(&a->h) <= alk_budget(a)) {
@@ -674,7 +616,8 @@ static void alk_release(rlk_a_lockreq *a)
     rlk_client *c = rlk_ae_client(a->h.ac);
     rlk_a_hold *h = rlk_a_hold_find(a->h.ac, a->k->hold, a->name, a->owner);
 
-    a->known = h ? h->count : 1;
+    rlk_acq_init(&a->m, a->k, a->k->what, a->name, a->owner, 0, h ? h->count : 0);
+    a->m.counters = rlk_ae_counters(a->h.ac);
     /* The last hold: out of the loop's watchdog before its release is sent, as the blocking
      * driver takes it out of its registry (wd_reg.c), so that no renewal follows the release
      * on the wire. A value list's hold may outlive a release that finds it not held: kept. */
@@ -747,7 +690,7 @@ static int alk_listen(rlk_a_lockreq *a)
      * grant's reach is not counted, a plain ticket's come on the lock's channel, its only one
      * (the ticket drawn as the blocking API draws it, kinds/names.h). */
     if (k->wait == RLK_PROTO_WAIT_QUEUE) {
-        a->ticket = rlk_names_queue_ticket(rlk_ae_counts_exact(a->h.ac),
+        a->ticket = rlk_acq_ticket(rlk_ae_counts_exact(a->h.ac),
                                            rlk_async_uuid(a->h.ac));
         if (rlk_names_ticket_wakes(a->ticket) &&
             !(a->mine = rlk_names_wake_channel(a->channel,
@@ -767,6 +710,7 @@ rlk_async_req *rlk_a_lock_acquire(rlk_async *ac, const rlk_proto *k, const char 
                                   void *privdata)
 {
     rlk_a_lockreq *a = alk_new(ac, 1, k, who, name, task, fn, privdata);
+    rlk_acq_act x;
     rlk_client *c;
     rlk_a_hold *held;
 
@@ -802,15 +746,11 @@ rlk_async_req *rlk_a_lock_acquire(rlk_async *ac, const rlk_proto *k, const char 
         alk_bind(a, held->row);     /* a re-entry keeps its hold's lock-delay, or its lack */
         a->delay_ms = held->kind_data;
     }
-    if (held && (k->flags & RLK_PROTO_NON_REENTRANT)) {
-        /* A hold this client records: refused before any I/O (kinds/nrlock.c does the same). */
-        rlk_ae_complete(a->h.r, RLK_ERR_REENTRY, 0, NULL, "%s %s: already held by %s; not "
-                        "acquired again", k->what, name, a->owner);
-        return a->h.r;
-    }
-    if (held && (k->flags & RLK_PROTO_ONE_HOLD)) {
-        /* Held already (the election: leading): its token, nothing sent. */
-        rlk_ae_complete(a->h.r, RLK_OK, held->token, NULL, NULL);
+    rlk_acq_init(&a->m, a->k, a->k->what, name, a->owner, 0, held ? held->count : 0);
+    a->m.counters = rlk_ae_counters(ac);
+    a->m.lease_ms = a->lease_ms;
+    if (rlk_acq_begin(&a->m, held ? held->token : 0, &x) == RLK_ACQ_END) {
+        rlk_ae_complete(a->h.r, x.err, x.value, NULL, x.msg[0] ? "%s" : NULL, x.msg);
         return a->h.r;
     }
     /* A single try, or a re-entry: never queued (kinds/lock.c does the same). */

@@ -199,7 +199,7 @@ int rlk_elect_campaign(rlk_elect *e, const char *value, long long wait_ms, long 
     a.v.secret = e->secret;
     a.quiet = 1;
     if (rc == RLK_OK && (rc = rlk_handle_drive(&a, wait_ms)) == RLK_OK && term)
-        *term = a.token;
+        *term = a.m.token;
     return rc;
 }
 

@@ -26,7 +26,7 @@
  * release wakes them all: no local queue, no one-permit wake-up).
  *
  * A lost reply of an acquire or a release is settled before anything is
- * reported, by the rule both APIs follow (rlk_fastmulti_lost_count, with
+ * reported, by the rule both APIs follow (rlk_acq_values_count, with
  * async/a_lock.c): see rlk_fastmulti_lost and its two callers below. An
  * acquire that cannot be told is RLK_ERR_UNSETTLED: if it ran, its values
  * run out with their lease, never renewed.
@@ -38,6 +38,7 @@
 
 #include "client/client.h"
 #include "client/error.h"
+#include "kinds/acq.h"
 #include "kinds/fastmulti.h"
 #include "kinds/handle.h"
 #include "kinds/names.h"
@@ -185,29 +186,6 @@ static const rlk_fam_kind rlk_fastmulti_kind = {
 
 /* ---------------------------------------------------------------- handles */
 
-long long rlk_fastmulti_lost_count(const redisReply *r, long long known, int exact, int release)
-{
-    int all_known = 1, all_next = 1, all_prev = 1, some_free = 0;
-
-    if (!r || r->type != REDIS_REPLY_ARRAY || r->elements == 0)
-        return -1;
-    for (size_t k = 0; k < r->elements; k++) {
-        const redisReply *e = r->element[k];
-
-        if (e->type != REDIS_REPLY_INTEGER)
-            return -1;
-        all_known &= e->integer == known;
-        all_next &= e->integer == known + 1;
-        all_prev &= e->integer == known - 1;
-        some_free |= e->integer == 0;
-    }
-    if (!release)
-        return all_next ? known + 1 : some_free || (exact && all_known) ? known : -1;
-    if (some_free || (exact && all_prev))
-        return known > 0 ? known - 1 : 0;
-    return all_known ? known : -1;
-}
-
 rlk_fastmulti *rlk_fastmulti_new(rlk_client *c, const char *group, const char *const *values,
                                  size_t n)
 {
@@ -288,7 +266,7 @@ static int rlk_fastmulti_some_free(const redisReply *r)
 
 /* After a call of m for owner failed: 0 when its reply was not lost (the
  * error stands). Else (counted as a lost reply) 1 with *n the count it
- * left (rlk_fastmulti_lost_count from owner's live lock_count of each
+ * left (rlk_acq_values_count from owner's live lock_count of each
  * value, fastmulti/counts, read once the call has run or never will), the
  * call's error still recorded; or -1 with RLK_ERR_UNSETTLED in *rc
  * (counted), its message the call's, with "; outcome unknown (why)" when the
@@ -309,7 +287,7 @@ static int rlk_fastmulti_lost(rlk_fastmulti *m, const char *owner, long long kno
         rlk_fam_err_keep(c, &e);
         settled = rlk_fastmulti_call(m, &rlk_fastmulti_counts_call, &v, NULL, &r);
         if (settled == RLK_OK)
-            *n = rlk_fastmulti_lost_count(r, known, exact, release);
+            *n = rlk_acq_values_count(r, known, exact, release);
         /* An id the application gave (runtime/fam.h): counts that moved may be another
          * process's under it; only a value nobody of the id holds tells. */
         if (*n >= 0 && rlk_fam_id_given(&m->b.id) && !rlk_fastmulti_some_free(r))
@@ -387,7 +365,7 @@ static int rlk_fastmulti_acquire_lost(rlk_handle_acq *a, int rc, long long sent)
     }
     /* It ran: adopt the hold (the caller asked for it). */
     RLK_RT_COUNT(m->b.rt, lost_adopted);
-    return rlk_fam_record(m->b.rt, &a->h, a->lease_ms, a->watchdog, sent, 0, rlk_handle_undo, a);
+    return rlk_handle_record(a, sent, 0);
 }
 
 /* ---------------------------------------------------------------- locking */

@@ -24,27 +24,6 @@
  * (group, owner): every live value the owner has in the group. */
 extern const rlk_renew_task rlk_fastmulti_renew_task;
 
-/* A lost reply, settled (both APIs): after the connection the call went out
- * on is fenced (it has run or never will), r is the reply of
- * fastmulti/counts (owner's live lock_count of each value, 0 when owner
- * does not hold it live: free, lapsed or another's) and known the owner's
- * count of acquisitions in the group before the call (every value's count
- * was at most known then); exact when every one of those acquisitions took
- * all these values (each value's count was known: the blocking handle
- * knows it when it made them all). The count the call left:
- *   acquire (release 0): every value counted known + 1: it ran (known + 1;
- *     no value could reach that otherwise); a value at 0, or (exact) every
- *     value at known: it did not (known; had it run, the value would be
- *     owner's, unless it lapsed since and is free anyway);
- *   release (1): a value at 0, or (exact) every value at known - 1: it ran
- *     (known - 1, at least 0; a release that did not run finds a value at 0
- *     not held and changes nothing); every value at known: it did not
- *     (known; had it run, each would be one less).
- * -1: cannot tell: anything else (without exact, an acquire whose values
- * all count known may have run on values an earlier acquisition did not
- * take, and a release whose values count known - 1 may not have run), or
- * r not such a reply. */
-long long rlk_fastmulti_lost_count(const redisReply *r, long long known, int exact, int release);
 
 /* Its row (kinds/proto.h, RLK_PROTO_VALUES); its reads, ARGV ending with
  * the values. */

@@ -101,7 +101,7 @@ int rlk_fenced_try_lock(rlk_fenced *f, long long wait_ms, long long lease_ms, lo
     if (rc == RLK_OK && (a.v.term = atomic_load(&f->reentry_token)) > 0)
         a.acquire = (rlk_proto_call){"fenced/reenter", "lease_ms owner token"};
     if (rc == RLK_OK && (rc = rlk_handle_drive(&a, wait_ms)) == RLK_OK && token)
-        *token = a.token;
+        *token = a.m.token;
     return rlk_handle_call_end(&hc, RLK_KIND_FENCED, rc);
 }
 

@@ -9,7 +9,9 @@
 
 #include "client/client.h"
 #include "client/clock.h"
+#include "client/conn.h"
 #include "client/error.h"
+#include "kinds/acq.h"
 #include "kinds/handle.h"
 #include "kinds/names.h"
 #include "runtime/lq.h"
@@ -93,15 +95,69 @@ int rlk_handle_undo(void *arg)
     return rlk_fam_undone(outcome, rc);
 }
 
-/* The settle of a lost acquire (rlk_handle_acq.settle) but the faster MultiLock's: the lock
- * family's (runtime/fam_settle.h), a token kind's token read back with its count. */
+/* The record of an acquisition (sent at sent_ns): the holds beyond it that this thread's
+ * doubt of the same hold turns out to have left (runtime/fam_settle.h rlk_fam_doubt_read, by
+ * the one settle rule) given back too, beyond those the caller names. */
+int rlk_handle_record(rlk_handle_acq *a, long long sent_ns, int beyond)
+{
+    long long before, now;
+
+    if (rlk_fam_doubt_read(a->b->rt, &a->h, &before, &now))
+        beyond = rlk_acq_settle_rule(before, now, 1).give_back;
+    return rlk_fam_record(a->b->rt, &a->h, a->lease_ms, a->watchdog, sent_ns, a->m.token, beyond,
+                          rlk_handle_undo, a);
+}
+
+/* The blocking interpreter of the machine's action x (kinds/acq.h) but SEND and WAIT: RLK_OK
+ * (recorded), or the error of its END (its message recorded). */
+static int rlk_handle_act(rlk_handle_acq *a, rlk_acq_act *x)
+{
+    rlk_client *c = a->b->c;
+
+    if (x->is == RLK_ACQ_GIVE_BACK) {
+        rlk_fam_give_back(a->b->rt, &a->h, a->m.adopt ? 0 : x->n, rlk_handle_undo, a);
+        if (!a->m.adopt)
+            x->is = x->retry ? RLK_ACQ_SEND : RLK_ACQ_END;
+    }
+    if (x->is == RLK_ACQ_RECORD || (x->is == RLK_ACQ_GIVE_BACK && a->m.adopt))
+        return rlk_handle_record(a, a->m.start_ms * RLK_NS_PER_MS, x->n);
+    if (x->is != RLK_ACQ_END)
+        return RLK_OK;
+    if (x->keep_doubt)
+        rlk_fam_doubt_keep_last(c, &a->h);
+    return x->msg[0] ? rlk_set_error(c, x->err, "%s", x->msg) : x->err;
+}
+
+/* The settle of a lost acquire (rlk_handle_acq.settle) but the faster MultiLock's: once the
+ * connection is fenced, the read-back the machine asks for, then what it says. */
 static int rlk_handle_lost(rlk_handle_acq *a, int rc, long long sent)
 {
-    const int token = (a->row->flags & RLK_PROTO_TOKEN) != 0;
+    const rlk_fam_base *b = a->b;
+    const char *keys[2] = {b->name, b->key[RLK_PROTO_KEY_TOKEN]}, *argv[3] = {"HGET", b->name};
+    redisReply *r = NULL;
+    rlk_acq_act x;
+    rlk_fam_err e;
+    int settled;
 
-    return rlk_fam_acquire_lost(a->b, rc, &a->h, a->lease_ms, a->watchdog, sent, a->row->held,
-                                token ? a->b->key[RLK_PROTO_KEY_TOKEN] : NULL,
-                                token ? &a->token : NULL, rlk_handle_undo, a);
+    if (!rlk_fam_lost_fence(b, &settled))
+        return rc;
+    a->m.start_ms = sent / RLK_NS_PER_MS;
+    a->m.known = rlk_wd_count_as(b->rt->wd, a->h.kind, b->name, a->owner);
+    rlk_acq_lost(&a->m, 0, rc, &x);
+    argv[2] = x.field;
+    if (settled == RLK_OK) {
+        rlk_fam_err_keep(b->c, &e);
+        settled = x.call ? rlk_evalv(b->c, x.call, 2, keys, NULL, 1, &argv[2], NULL, &r)
+                         : rlk_command(b->c, 3, argv, NULL, &r);
+        rlk_fam_err_put(b->c, &e, settled);
+    }
+    if (settled == RLK_OK)
+        rlk_acq_read(&a->m, r, rlk_clock_now_ns() / RLK_NS_PER_MS, rlk_errstr(b->c), &x);
+    else
+        rlk_acq_unknown(&a->m, rlk_errstr(b->c), &x);
+    if (r)
+        freeReplyObject(r);
+    return rlk_handle_act(a, &x);
 }
 
 int rlk_handle_acq_start(rlk_handle_acq *a, void *handle, const rlk_fam_base *b,
@@ -124,47 +180,138 @@ int rlk_handle_acq_start(rlk_handle_acq *a, void *handle, const rlk_fam_base *b,
     return rlk_handle_owner(b, a->owner, sizeof a->owner, owner_fn);
 }
 
+/* The in-process handoff of an unlock: wakes the head of the local queue. */
+typedef struct rlk_handle_handoff {
+    rlk_lq *q;
+    int poked;
+} rlk_handle_handoff;
+
+static void rlk_handle_poke(void *arg)
+{
+    rlk_handle_handoff *h = arg;
+
+    rlk_lq_poke(h->q);
+    h->poked = 1;
+}
+
+/* Releases the holds the server still counts of the owner after the last one the registry
+ * knew of was released: STILL_HELD (RLK_OK) when some stay (their outcome unknown again: kept
+ * as a doubt), else RELEASED or NOT_OWNER. */
+static int rlk_handle_rest(rlk_handle_rel *rel, rlk_hold_spec *h, long long lease)
+{
+    int outcome = RLK_REL_STILL_HELD, rc;
+    rlk_fam_err e;
+
+    rlk_fam_err_keep(rel->b->c, &e);
+    for (int i = 0; i < RLK_ACQ_GIVE_BACK_MAX && outcome == RLK_REL_STILL_HELD; i++) {
+        outcome = rlk_handle_released(rel, h->owner, lease, &rc);
+        if (outcome != RLK_REL_ERROR)
+            RLK_RT_COUNT(rel->b->rt, lost_given_back);
+    }
+    if (outcome == RLK_REL_ERROR) {
+        rlk_fam_doubt_keep_lost(rel->b->c, h);
+        outcome = RLK_REL_STILL_HELD;
+    }
+    rlk_fam_err_put(rel->b->c, &e, RLK_OK);
+    return outcome;
+}
+
+/* A release whose reply was lost (the machine's q): fenced, read back, settled by the one
+ * lost-release rule; 1 when it did not run (send it once more), else 0 with *outcome and *rc. */
+static int rlk_handle_rel_lost(const rlk_fam_base *b, rlk_acq *q, rlk_hold_spec *h, int *outcome,
+                               int *rc)
+{
+    const char *argv[3] = {"HGET", b->name};
+    redisReply *r = NULL;
+    rlk_acq_act x;
+    rlk_fam_err e;
+    int settled;
+
+    if (!rlk_fam_lost_fence(b, &settled))
+        return 0;
+    rlk_acq_lost(q, 1, *rc, &x);
+    argv[2] = x.field;
+    if (settled == RLK_OK) {
+        rlk_fam_err_keep(b->c, &e);
+        settled = rlk_command(b->c, 3, argv, NULL, &r);
+        rlk_fam_err_put(b->c, &e, settled);
+    }
+    if (settled == RLK_OK)
+        rlk_acq_read(q, r, 0, rlk_errstr(b->c), &x);
+    else
+        rlk_acq_unknown(q, rlk_errstr(b->c), &x);
+    if (r)
+        freeReplyObject(r);
+    if (x.is == RLK_ACQ_SEND)
+        return 1;
+    if (x.keep_doubt)
+        rlk_fam_doubt_keep_last(b->c, h);
+    *outcome = x.err == RLK_OK ? (int)x.value : RLK_REL_ERROR;
+    *rc = x.err == RLK_OK ? RLK_OK : rlk_set_error(b->c, x.err, "%s", x.msg);
+    return 0;
+}
+
 int rlk_handle_unlock(rlk_fam_base *b, const rlk_proto *row, const char *what,
                       const char *owner_fn, rlk_lq *q, const char *secret)
 {
     rlk_handle_rel rel = {b, row, secret};
+    char owner[RLK_OWNER_MAX + 1];
+    rlk_handle_handoff ho = {q, 0};
+    rlk_hold_spec h = {.kind = row->hold, .name = b->name, .owner = owner};
+    rlk_wd_ticket t;
+    rlk_acq m;
+    long long lease;
+    int rc, outcome;
 
-    return rlk_fam_unlock(b, row->hold, what, owner_fn, q, rlk_handle_released, &rel);
+    if ((rc = rlk_handle_owner(b, owner, sizeof owner, owner_fn)) != RLK_OK)
+        return rc;
+    rlk_acq_init(&m, row, what, b->name, owner, rlk_fam_id_given(&b->id),
+                 rlk_wd_count_as(b->rt->wd, row->hold, b->name, owner));
+    m.counters = &b->rt->counters;
+    /* Out of the watchdog's registry before the release is sent. */
+    lease = rlk_wd_release_begin_as(b->rt->wd, row->hold, b->name, owner, &t);
+    /* The last local hold: the local head is woken as soon as the release is written, so that
+     * its acquire follows the release on the server without waiting for this thread to read
+     * the reply. */
+    if (q && t.removed)
+        rlk_conn_after_write(rlk_handle_poke, &ho);
+    outcome = rlk_handle_released(&rel, owner, lease, &rc);
+    rlk_conn_after_write(NULL, NULL);
+    /* A lost reply: settled before anything is reported; sent once more only when it is
+     * known not to have run. */
+    for (int again = 0; outcome == RLK_REL_ERROR && again < 2; again++) {
+        if (!rlk_handle_rel_lost(b, &m, &h, &outcome, &rc))
+            break;
+        outcome = rlk_handle_released(&rel, owner, lease, &rc);
+    }
+    /* The last hold this client knew of, and the server still counts more: a call whose
+     * outcome was reported unsettled has left holds nobody was told of. Release them too (at
+     * most 8); the caller's own release did run, whatever happens to these. */
+    if (outcome == RLK_REL_STILL_HELD && t.removed &&
+        rlk_fam_doubt_take(b->c, row->hold, b->name, owner))
+        outcome = rlk_handle_rest(&rel, &h, lease);
+    if (outcome == RLK_REL_ERROR && rc == RLK_ERR_SCRIPT && t.removed &&
+        rlk_fam_acl_refused(b->c)) {
+        char op[RLK_ERRSTR_MAX], field[RLK_OWNER_MAX + 8];
+
+        snprintf(op, sizeof op, "unlock %s%s%s", what, *what ? " " : "", b->name);
+        rlk_fam_count_field(h.kind, owner, field, sizeof field);
+        rc = rlk_fam_acl_after(b, op, field, "released",
+                               "the lock is still held and expires with its lease");
+        outcome = rc == RLK_ERR_NOTIFY ? RLK_REL_RELEASED : RLK_REL_ERROR;
+    }
+    rlk_wd_release_end(b->rt->wd, &t, outcome);
+    if (outcome == RLK_REL_RELEASED && q && !ho.poked)
+        rlk_lq_poke(q);
+    if (outcome == RLK_REL_NOT_OWNER)
+        rc = rlk_set_error(b->c, RLK_ERR_NOT_OWNER, "unlock %s%s%s: not held by %s", what,
+                           *what ? " " : "", b->name, owner);
+    return rc;
 }
 
 /* ---------------------------------------------------------------- the driver */
 
 #define RLK_HANDLE_FAIR_CANCEL_NS (300LL * 1000000LL)  /* a fair waiter's cancel: 300 ms at most */
-
-static int rlk_handle_reentry(const rlk_handle_acq *a)
-{
-    return rlk_set_error(a->b->c, RLK_ERR_REENTRY, "%s %s: already held by %s; not acquired again",
-                         a->row->what, a->b->name, a->owner);
-}
-
-/* A script's refusal of attempt again (a->b's last error): RLK_OK to send the acquire once
- * more, else the error to return. */
-static int rlk_handle_refused(rlk_handle_acq *a, int rc, int again)
-{
-    const rlk_fam_base *b = a->b;
-    int err = rc == RLK_ERR_SCRIPT ? rlk_proto_refusal(rlk_errstr(b->c)) : 0;
-
-    if (err == RLK_ERR_UPGRADE)
-        return rlk_set_error(b->c, RLK_ERR_UPGRADE, "%s %s: %s holds a read of it; release every "
-                             "read before taking the write lock (no upgrade)", a->what, b->name,
-                             a->owner);
-    if (err != RLK_ERR_REENTRY || !(a->row->flags & RLK_PROTO_NON_REENTRANT))
-        return rc;
-    /* The server counts a hold of this owner that the registry does not (it was checked
-     * before any I/O): when this thread's last unsettled call was of this hold (an acquire
-     * reported RLK_ERR_UNSETTLED that ran after all, or a release that never will), that is
-     * the hold, one the caller was told it did not get or gave up. Given back, as a
-     * reentrant lock's next acquisition gives back such holds, then acquired anew. */
-    if (again || !rlk_fam_doubt_take(b->c, a->h.kind, b->name, a->owner))
-        return rlk_handle_reentry(a);
-    rlk_fam_give_back(b->rt, &a->h, 1, rlk_handle_undo, a);
-    return RLK_OK;
-}
 
 /* rlk_wait_attempt_fn of rlk_handle_drive. RLK_OK: acquired (recorded in the
  * registry). RLK_ERR_BUSY: held against it, *ttl the holder's PTTL (-1:
@@ -174,69 +321,57 @@ static int rlk_handle_attempt(void *arg, long long *ttl)
 {
     rlk_handle_acq *a = arg;
     const rlk_fam_base *b = a->b;
-    const rlk_proto *row = a->row;
-    const int token = (row->flags & RLK_PROTO_TOKEN) != 0;
     long long sent;
-    rlk_proto_outcome o;
     redisReply *r = NULL;
+    rlk_acq_act x = {.is = RLK_ACQ_SEND};
     int rc;
 
     a->v.ticket = rlk_wait_ticket_arg(&a->ticket, a->queued);  /* 0: does not queue */
-    a->reserved = 0;
     a->tl.rx_ns = a->ticket.rx_ns;      /* what woke this attempt, if anything */
     a->tl.woken_ns = a->ticket.woken_ns;
     a->ticket.rx_ns = a->ticket.woken_ns = 0;
-    for (int again = 0;; again++) {
+    a->reserved = 0;
+    while (x.is == RLK_ACQ_SEND) {
         if (!a->quiet)
             RLK_RT_COUNT(b->rt, acquire_calls);
         a->tl.claim_sent_ns = sent = rlk_clock_now_ns();
-        rc = rlk_handle_evalt(b, &a->acquire, row->opt_keys, &a->v, a->ntail, a->tail, NULL,
+        rc = rlk_handle_evalt(b, &a->acquire, a->row->opt_keys, &a->v, a->ntail, a->tail, NULL,
                               NULL, &r);
         a->tl.claim_done_ns = rlk_clock_now_ns();
-        if (rc == RLK_OK || (rc = rlk_handle_refused(a, rc, again)) != RLK_OK)
-            break;
-    }
-    if (rc == RLK_ERR_UPGRADE || rc == RLK_ERR_REENTRY)
-        return rc;
-    if (rc != RLK_OK) {
-        if (a->v.ticket)
-            a->queued = 1;  /* it may have run: the next attempt looks before it queues */
-        rc = a->settle(a, rc, sent);
-    } else {
-        /* {wait, 1}: first in the queue; {wait, first, 1}: free, in its lock-delay; a reader's
-         * {grant PTTL, 0}: the free lock reserved for a writer */
-        if (rlk_proto_read_acquire(r, token, &o) == RLK_PROTO_BUSY &&
-            r->type == REDIS_REPLY_ARRAY) {
-            *ttl = o.value;
-            a->wide = o.first;
-            a->reserved = !o.first && row->wait == RLK_PROTO_WAIT_CHANNEL;
-            if (o.in_delay)
-                RLK_RT_COUNT(b->rt, delay_refusals);
-            rc = RLK_ERR_BUSY;
-        } else {
-            rc = rlk_fam_acquire_reply(b->c, a->what, b->name, a->acquire.script, r, ttl,
-                                       token ? &a->token : NULL);
-            a->wide = rc == RLK_ERR_BUSY && *ttl == RLK_WAIT_RECHECK;
+        /* A refused re-entry may be this thread's doubt of the hold (runtime/fam_settle.h). */
+        a->m.doubt = rc == RLK_ERR_SCRIPT && !a->m.again &&
+                     rlk_proto_refusal(rlk_errstr(b->c)) == RLK_ERR_REENTRY &&
+                     rlk_fam_doubt_take(b->c, a->h.kind, b->name, a->owner);
+        if (rc != RLK_OK && rc != RLK_ERR_SCRIPT) {
+            if (a->v.ticket)
+                a->queued = 1;  /* it may have run: the next attempt looks before it queues */
+            return a->settle(a, rc, sent);
         }
-        freeReplyObject(r);
-        if (rc == RLK_ERR_BUSY && a->ttl_cap > 0 && (*ttl < 0 || *ttl > a->ttl_cap))
-            *ttl = a->ttl_cap;
-        if (rc == RLK_ERR_BUSY && a->v.ticket) {
+        rlk_acq_reply(&a->m, rc, rlk_errstr(b->c), r, sent / RLK_NS_PER_MS, &x);
+        if (r)
+            freeReplyObject(r);
+        r = NULL;
+        if ((rc = rlk_handle_act(a, &x)) != RLK_OK)
+            return rc;
+    }
+    a->wide = x.wide;
+    a->reserved = x.reserved;
+    if (x.is == RLK_ACQ_WAIT) {
+        *ttl = x.ttl;
+        if (a->v.ticket) {
             a->queued = 1;
             rlk_lq_note_first(a->q, a->wide);
-        } else if (rc == RLK_OK && a->ticket.ticket && !a->queued)
-            rlk_lq_note_first(a->q, 0);     /* taken at once: nobody to wait for, no hint */
-        if (rc == RLK_OK) {
-            a->queued = 0;
-            rc = rlk_fam_record(b->rt, &a->h, a->lease_ms, a->watchdog, sent, a->token,
-                                rlk_handle_undo, a);
         }
+        return RLK_ERR_BUSY;
     }
+    if (a->ticket.ticket && !a->queued)
+        rlk_lq_note_first(a->q, 0);     /* taken at once: nobody to wait for, no hint */
+    a->queued = 0;
     /* The hold's datum, by the acquisition that made the entry only (a re-entry keeps the
      * hold's) */
-    if (rc == RLK_OK && a->note_data)
+    if (a->note_data)
         rlk_wd_set_kind_data(b->rt->wd, a->h.kind, b->name, a->owner, a->v.delay_ms);
-    return rc;
+    return RLK_OK;
 }
 
 /* A wait that ran out: RLK_ERR_BUSY, recorded. */
@@ -259,7 +394,7 @@ static int rlk_handle_queue(rlk_handle_acq *a, rlk_waiter *w, rlk_lq_node *node,
     int rc, wakes;
 
     /* A wake ticket, or a plain one where a grant's reach is not counted (names.h). */
-    a->ticket.ticket = rlk_names_queue_ticket(rlk_client_counts_exact(b->c), b->rt->uuid);
+    a->ticket.ticket = rlk_acq_ticket(rlk_client_counts_exact(b->c), b->rt->uuid);
     a->ticket.claim_ns = (RLK_FAM_CLAIM_MS + 5) * 1000000LL;
     wakes = rlk_names_ticket_wakes(a->ticket.ticket);
     w->ticket = &a->ticket;
@@ -290,6 +425,7 @@ int rlk_handle_drive(rlk_handle_acq *a, long long wait_ms)
     rlk_proto_keys ks;
     rlk_lq_node node;
     rlk_waiter w;
+    rlk_acq_act x;
     char *own = NULL;
     int rc = RLK_OK, first, wait = a->spin_max_ms > 0 ? RLK_PROTO_WAIT_SPIN : row->wait;
 
@@ -308,14 +444,14 @@ int rlk_handle_drive(rlk_handle_acq *a, long long wait_ms)
         a->h.channel = NULL;    /* every release in the group publishes there, and each would
                                    make the watchdog renew this entry at once */
     a->reentry = rlk_wd_holds_as(b->rt->wd, row->hold, b->name, a->owner);
-    /* A hold this client records: refused before any I/O (it would only be refused by the
-     * script, or wait behind itself); or, one hold only, its token with nothing sent (a second
-     * hold would count twice in the registry but once on the server). */
-    if (a->reentry && (row->flags & RLK_PROTO_NON_REENTRANT))
-        return rlk_handle_reentry(a);
-    if ((row->flags & RLK_PROTO_ONE_HOLD) &&
-        rlk_wd_token_of(b->rt->wd, row->hold, b->name, a->owner, &a->token))
-        return RLK_OK;
+    rlk_acq_init(&a->m, row, a->what, b->name, a->owner, rlk_fam_id_given(&b->id), a->reentry);
+    a->m.counters = &b->rt->counters;
+    a->m.ttl_cap = a->ttl_cap;
+    a->m.lease_ms = a->lease_ms;
+    if (a->reentry && (row->flags & RLK_PROTO_ONE_HOLD))
+        rlk_wd_token_of(b->rt->wd, row->hold, b->name, a->owner, &a->m.token);
+    if (rlk_acq_begin(&a->m, a->m.token, &x) == RLK_ACQ_END)
+        return rlk_handle_act(a, &x);
     if (wait == RLK_PROTO_WAIT_SPIN) {
         a->h.channel = NULL;        /* no SUBSCRIBE, holding either */
         rc = rlk_spin_acquire(b->rt, a->what, b->name, rlk_handle_attempt, a, a->start_ns,

@@ -14,6 +14,7 @@
 #define RLK_KINDS_HANDLE_H
 
 #include "rlk.h"
+#include "kinds/acq.h"
 #include "kinds/lock.h"
 #include "kinds/proto.h"
 #include "runtime/fam.h"
@@ -76,12 +77,12 @@ typedef struct rlk_handle_acq {
                                        reentrant lock's lock-delay) */
     const char *const *tail;        /* RLK_PROTO_VALUES: the values after the acquire's ARGV */
     size_t ntail;
-    /* A lost reply's settle (the acquire sent at sent_ns failed with rc): rlk_fam_acquire_lost
+    /* A lost reply's settle (the acquire sent at sent_ns failed with rc): the machine's
      * (rlk_handle_acq_start's), or the faster MultiLock's own. */
     int (*settle)(struct rlk_handle_acq *a, int rc, long long sent_ns);
     /* The driver's. */
     rlk_hold_spec h;                /* the hold recorded: the row's kind, renew task and keys */
-    long long token;                /* RLK_PROTO_TOKEN: of the acquisition, once acquired */
+    rlk_acq m;                      /* the machine (kinds/acq.h): m.token a token row's */
     int reentry;                    /* the registry records a hold of the owner: never queued */
     rlk_sub_ticket ticket;          /* ticket.ticket 0: a single try, never queued */
     int queued;                     /* an attempt put the ticket in the queue */
@@ -109,13 +110,17 @@ int rlk_handle_undo(void *arg);
 int rlk_handle_unlock(rlk_fam_base *b, const rlk_proto *row, const char *what,
                       const char *owner_fn, rlk_lq *q, const char *secret);
 
+/* Records a's acquisition (sent at sent_ns; runtime/fam_settle.h rlk_fam_record), beyond
+ * holds given back after it, or the holds this thread's doubt of the hold turns out to have
+ * left (kinds/acq.h's rule). */
+int rlk_handle_record(rlk_handle_acq *a, long long sent_ns, int beyond);
+
 /* The blocking driver of a lock kind's row (a, its head started and the
  * kind's fields set) for wait_ms from a->start_ns: a hold of a
  * RLK_PROTO_NON_REENTRANT row's owner refused (RLK_ERR_REENTRY), a
  * RLK_PROTO_ONE_HOLD one's token in a->token, before any I/O; then the
  * attempts (the row's acquire built by rlk_proto_build_with and read by
- * rlk_proto_read_acquire; a hold recorded, rlk_fam_record; a lost reply
- * settled, rlk_fam_acquire_lost) in the row's wait mode (runtime/wait.c,
+ * the machine of kinds/acq.h deciding what follows each reply, lost reply and read-back) in the row's wait mode (runtime/wait.c,
  * runtime/spin.c); a queued waiter that gives up leaves the queue by the
  * row's cancel. RLK_OK, an error, or RLK_ERR_BUSY recorded as "<what>
  * <name>: <a->why> after <ms> ms" (the time since a->start_ns). */

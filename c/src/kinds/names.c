@@ -99,12 +99,6 @@ long long rlk_names_plain_ticket(void)
             (RLK_NAMES_WAKE_TICKET_MIN - 1)) + 1;
 }
 
-long long rlk_names_queue_ticket(int counts_exact, const char *uuid)
-{
-    return counts_exact ? rlk_names_wake_ticket(rlk_names_wake_cid(uuid))
-                        : rlk_names_plain_ticket();
-}
-
 int rlk_names_ticket_wakes(long long ticket)
 {
     return ticket >= RLK_NAMES_WAKE_TICKET_MIN;

@@ -85,11 +85,6 @@ long long rlk_names_wake_ticket(long long cid);
 /* A ticket without a wake channel: random, in 1..2^25-1 (a clash of two
  * waiters only costs a turn: the lock's hash decides who holds it). */
 long long rlk_names_plain_ticket(void);
-/* A queued lock waiter's ticket (both APIs draw it here): a wake ticket of the client uuid when
- * a release can tell whether a grant on the wake channel reached it (counts_exact: every
- * pub/sub mode but global pub/sub on a cluster, where PUBLISH counts the subscribers of the node
- * it ran on only), else a plain one, and the waiter listens on the lock's channel. */
-long long rlk_names_queue_ticket(int counts_exact, const char *uuid);
 /* Whether ticket has a wake channel (rlk_names_wake_ticket's range). */
 int rlk_names_ticket_wakes(long long ticket);
 /* A read-write lock reader's lease key "{name}:<owner>:rwlock_timeout:<n>";

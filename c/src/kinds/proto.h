@@ -43,8 +43,8 @@ enum {
 #define RLK_PROTO_VALUES 8          /* the faster MultiLock's: every call's ARGV end with the
                                        request's values; one hold per (group, owner) counts the
                                        acquisitions, whichever values; a lost reply is read back
-                                       from the values' fields (kinds/fastmulti.h's
-                                       rlk_fastmulti_lost_count), never ridden out (sent
+                                       from the values' fields (kinds/acq.h's
+                                       rlk_acq_values_count), never ridden out (sent
                                        again blindly, runtime/wait.h) */
 
 /* One lock kind's protocol. ARGV lists name each argument as the script's

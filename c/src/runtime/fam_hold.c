@@ -9,7 +9,6 @@
 
 #include "client/client.h"
 #include "client/clock.h"
-#include "client/conn.h"
 #include "client/error.h"
 #include "runtime/fam.h"
 #include "runtime/fam_hold.h"
@@ -33,41 +32,7 @@ static int rlk_fam_hash_query(const rlk_fam_base *b, const char *cmd, const char
     return rlk_fam_query(b->c, b->name, field ? 3 : 2, argv, nil_value, out);
 }
 
-/* ---------------------------------------------------------------- acquiring */
-
-int rlk_fam_acquire_reply(rlk_client *c, const char *what, const char *name, const char *script,
-                          const redisReply *r, long long *ttl, long long *token)
-{
-    if (!token && r->type == REDIS_REPLY_NIL)
-        return RLK_OK;
-    if (token && r->type == REDIS_REPLY_ARRAY && r->elements == 1 &&
-        r->element[0]->type == REDIS_REPLY_INTEGER && r->element[0]->integer > 0) {
-        *token = r->element[0]->integer;
-        return RLK_OK;
-    }
-    if (r->type == REDIS_REPLY_INTEGER) {
-        *ttl = r->integer;
-        return RLK_ERR_BUSY;
-    }
-    return rlk_set_error(c, RLK_ERR_PROTOCOL, "%s %s: %s replied type %d", what, name, script,
-                         r->type);
-}
-
 /* ---------------------------------------------------------------- releasing */
-
-/* The in-process handoff of an unlock: wakes the head of the local queue. */
-typedef struct rlk_fam_handoff {
-    rlk_lq *q;
-    int poked;
-} rlk_fam_handoff;
-
-static void rlk_fam_handoff_poke(void *arg)
-{
-    rlk_fam_handoff *h = arg;
-
-    rlk_lq_poke(h->q);
-    h->poked = 1;
-}
 
 int rlk_fam_release_read(const redisReply *r)
 {
@@ -122,9 +87,7 @@ int rlk_fam_acl_said(rlk_client *c, const char *op, const char *why, int there, 
                          there == 1 ? "" : " is unknown (the check was refused too)");
 }
 
-/* rlk_fam_acl_said after a release (field: the holder's) or force release (field NULL) of b,
- * what it left probed on b's lock hash: HEXISTS name field, or EXISTS name. */
-static int rlk_fam_acl_after(const rlk_fam_base *b, const char *op, const char *field,
+int rlk_fam_acl_after(const rlk_fam_base *b, const char *op, const char *field,
                              const char *done, const char *still)
 {
     long long n = 0;
@@ -134,86 +97,6 @@ static int rlk_fam_acl_after(const rlk_fam_base *b, const char *op, const char *
     if (rlk_fam_hash_query(b, field ? "HEXISTS" : "EXISTS", field, 0, &n) != RLK_OK)
         n = -1;     /* refused too */
     return rlk_fam_acl_said(b->c, op, e.msg, n < 0 ? -1 : n > 0, done, still);
-}
-
-/* Releases the holds the server still counts of (kind, owner) after the
- * last one the registry knew of was released (rlk_fam_unlock): STILL_HELD
- * (RLK_OK) when some stay (their outcome unknown again: kept as a doubt),
- * else RELEASED or NOT_OWNER. */
-static int rlk_fam_release_rest(const rlk_fam_base *b, int kind, const char *owner,
-                                long long lease, rlk_fam_release_fn release, void *arg)
-{
-    int outcome = RLK_REL_STILL_HELD, rc;
-    rlk_fam_err e;
-
-    rlk_fam_err_keep(b->c, &e);
-    for (int i = 0; i < RLK_FAM_GIVE_BACK_MAX && outcome == RLK_REL_STILL_HELD; i++) {
-        outcome = release(arg, owner, lease, &rc);
-        if (outcome != RLK_REL_ERROR)
-            RLK_RT_COUNT(b->rt, lost_given_back);
-    }
-    if (outcome == RLK_REL_ERROR) {
-        rlk_hold_spec h = {.kind = kind, .name = b->name, .owner = owner};
-
-        rlk_fam_doubt_keep_lost(b->c, &h);
-        outcome = RLK_REL_STILL_HELD;
-    }
-    rlk_fam_err_put(b->c, &e, RLK_OK);
-    return outcome;
-}
-
-int rlk_fam_unlock(const rlk_fam_base *b, int kind, const char *what, const char *owner_fn,
-                   rlk_lq *q, rlk_fam_release_fn release, void *arg)
-{
-    char owner[RLK_OWNER_MAX + 1];
-    rlk_fam_handoff h = {q, 0};
-    rlk_wd_ticket t;
-    long long lease, before;
-    int rc, outcome;
-
-    if ((rc = rlk_fam_owner(b, owner, owner_fn)) != RLK_OK)
-        return rc;
-    before = rlk_wd_count_as(b->rt->wd, kind, b->name, owner);
-    /* Out of the watchdog's registry before the release is sent. */
-    lease = rlk_wd_release_begin_as(b->rt->wd, kind, b->name, owner, &t);
-    /* The last local hold: the local head is woken as soon as the release
-     * is written, so that its acquire follows the release on the server
-     * without waiting for this thread to read the reply. */
-    if (q && t.removed)
-        rlk_conn_after_write(rlk_fam_handoff_poke, &h);
-    outcome = release(arg, owner, lease, &rc);
-    rlk_conn_after_write(NULL, NULL);
-    /* A lost reply: settled before anything is reported; sent once more
-     * only when it is known not to have run. */
-    for (int again = 0; outcome == RLK_REL_ERROR && again < 2; again++) {
-        if (!rlk_fam_release_lost(b, kind, owner, before, &outcome, &rc))
-            break;
-        outcome = release(arg, owner, lease, &rc);
-    }
-    /* The last hold this client knew of, and the server still counts more:
-     * a call whose outcome was reported unsettled has left holds nobody was
-     * told of. Release them too (at most 8); the caller's own release did
-     * run, whatever happens to these. */
-    if (outcome == RLK_REL_STILL_HELD && t.removed &&
-        rlk_fam_doubt_take(b->c, kind, b->name, owner))
-        outcome = rlk_fam_release_rest(b, kind, owner, lease, release, arg);
-    if (outcome == RLK_REL_ERROR && rc == RLK_ERR_SCRIPT && t.removed &&
-        rlk_fam_acl_refused(b->c)) {
-        char op[RLK_ERRSTR_MAX], field[RLK_OWNER_MAX + 8];
-
-        snprintf(op, sizeof op, "unlock %s%s%s", what, *what ? " " : "", b->name);
-        rlk_fam_count_field(kind, owner, field, sizeof field);
-        rc = rlk_fam_acl_after(b, op, field, "released",
-                               "the lock is still held and expires with its lease");
-        outcome = rc == RLK_ERR_NOTIFY ? RLK_REL_RELEASED : RLK_REL_ERROR;
-    }
-    rlk_wd_release_end(b->rt->wd, &t, outcome);
-    if (outcome == RLK_REL_RELEASED && q && !h.poked)
-        rlk_lq_poke(q);
-    if (outcome == RLK_REL_NOT_OWNER)
-        rc = rlk_set_error(b->c, RLK_ERR_NOT_OWNER, "unlock %s%s%s: not held by %s", what,
-                           *what ? " " : "", b->name, owner);
-    return rc;
 }
 
 int rlk_fam_force_done(const rlk_fam_base *b, int rc, redisReply *r, rlk_lq *q, int *released)

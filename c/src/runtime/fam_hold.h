@@ -1,9 +1,8 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * fam_hold.h - the parts of acquiring and releasing that the reentrant,
- * fenced, fair and read-write locks share (fam_hold.c): acquire replies,
- * releases (recording in the hold registry is fam_settle.h's), force
- * unlocks, and the queries of a lock hash whose fields are holder ids.
+ * fenced, fair and read-write locks share (fam_hold.c): release replies
+ * (recording in the hold registry is fam_settle.h's), force unlocks, and the queries of a lock hash whose fields are holder ids.
  *
  * Not installed; not a stable API.
  */
@@ -18,13 +17,6 @@
 #include "runtime/lq.h"
 #include "runtime/rt.h"
 #include "runtime/wd.h"
-
-/* An acquire script's reply. RLK_OK: acquired (nil; with token != NULL the
- * reply {token} instead, *token set). RLK_ERR_BUSY (nothing recorded): an
- * integer, the wait it tells, in *ttl. Else RLK_ERR_PROTOCOL, recorded as
- * "<what> <name>: <script> replied type <t>". */
-int rlk_fam_acquire_reply(rlk_client *c, const char *what, const char *name, const char *script,
-                          const redisReply *r, long long *ttl, long long *token);
 
 /* A release script's reply (nil / 0 / 1 / 2: a release that handed the
  * lock over) as enum rlk_release_outcome; RLK_REL_ERROR for any other
@@ -61,15 +53,6 @@ int rlk_fam_undone(int outcome, int rc);
  * rlk_fam_release_done returns and sets them. */
 typedef int (*rlk_fam_release_fn)(void *arg, const char *owner, long long lease, int *rc);
 
-/* An unlock of b's lock by its holder id b->id (owner_fn names it in errors)
- * as kind: out of the registry before the release is sent
- * (rlk_wd_release_begin_as), the release, the registry's end; a release
- * that deleted the lock pokes the local queue q (may be NULL). Returns
- * RLK_OK, the id's or the release's error, or RLK_ERR_NOT_OWNER recorded as
- * "unlock [<what> ]<name>: not held by <owner>" (what may be ""). */
-int rlk_fam_unlock(const rlk_fam_base *b, int kind, const char *what, const char *owner_fn,
-                   rlk_lq *q, rlk_fam_release_fn release, void *arg);
-
 /* A force unlock's reply r (freed; rc the call's result), sent once every
  * hold of b->name was forgotten in the registry (kinds/handle.h
  * rlk_handle_force): *released (may be NULL) tells whether it deleted the
@@ -90,6 +73,11 @@ int rlk_fam_acl_refused(const rlk_client *c);
  * done is unknown. Returns the error. */
 int rlk_fam_acl_said(rlk_client *c, const char *op, const char *why, int there, const char *done,
                      const char *still);
+
+/* rlk_fam_acl_said after a release (field: the holder's) or force release (field NULL) of b,
+ * what it left probed on b's lock hash: HEXISTS name field, or EXISTS name. */
+int rlk_fam_acl_after(const rlk_fam_base *b, const char *op, const char *field, const char *done,
+                      const char *still);
 
 /* Queries of a lock hash whose fields are holder ids (reentrant, fenced,
  * fair, read-write): EXISTS; the registry's lost mark, then HEXISTS of the

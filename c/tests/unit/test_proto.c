@@ -1,9 +1,6 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * The pure parts both APIs share: the one settle rule of a lost acquire's
- * reply (runtime/fam_settle.h rlk_fam_settle_rule: adopt one hold, give back
- * the surplus the server counts beyond the client's, at most 8), the one of a
- * lost release's (rlk_fam_release_rule), the
+ * The pure parts both APIs share (the settle rules are test_acq.c's): the
  * kinds' reply readers (kinds/proto.h), on hand-made replies, and the
  * building of a call with a handle's keys made once: the same KEYS and ARGV,
  * byte for byte, as built per call.
@@ -17,47 +14,6 @@
 #include "kinds/handle.h"
 #include "kinds/proto.h"
 #include "runtime/fam_hold.h"
-#include "runtime/fam_settle.h"
-
-static void test_settle_rule(void)
-{
-    rlk_fam_settled d;
-
-    d = rlk_fam_settle_rule(0, 0, 1);       /* it did not run */
-    CHECK_INT_EQ(d.ran, 0);
-    CHECK_INT_EQ(d.adopt, 0);
-    CHECK_INT_EQ(d.give_back, 0);
-    d = rlk_fam_settle_rule(2, 1, 1);       /* fewer than known: not run either */
-    CHECK_INT_EQ(d.ran + d.adopt + d.give_back, 0);
-    d = rlk_fam_settle_rule(0, 1, 1);       /* it ran: adopt, nothing beyond */
-    CHECK_INT_EQ(d.ran, 1);
-    CHECK_INT_EQ(d.adopt, 1);
-    CHECK_INT_EQ(d.give_back, 0);
-    d = rlk_fam_settle_rule(1, 4, 1);       /* two earlier lost acquires ran too */
-    CHECK_INT_EQ(d.adopt, 1);
-    CHECK_INT_EQ(d.give_back, 2);
-    d = rlk_fam_settle_rule(0, 50, 1);      /* at most 8 given back */
-    CHECK_INT_EQ(d.give_back, RLK_FAM_GIVE_BACK_MAX);
-    d = rlk_fam_settle_rule(0, 3, 0);       /* ran, not adoptable: all of it given back */
-    CHECK_INT_EQ(d.ran, 1);
-    CHECK_INT_EQ(d.adopt, 0);
-    CHECK_INT_EQ(d.give_back, 3);
-}
-
-/* The lost release's rule, one case of each outcome and its edges. */
-static void test_release_rule(void)
-{
-    CHECK_INT_EQ(rlk_fam_release_rule(2, 2, 0), RLK_FAM_REL_AGAIN);     /* did not run */
-    CHECK_INT_EQ(rlk_fam_release_rule(2, 1, 0), RLK_FAM_REL_RAN);       /* ran */
-    CHECK_INT_EQ(rlk_fam_release_rule(1, 0, 0), RLK_FAM_REL_RAN);       /* ran: released */
-    CHECK_INT_EQ(rlk_fam_release_rule(3, 0, 0), RLK_FAM_REL_GONE);      /* lost meanwhile */
-    CHECK_INT_EQ(rlk_fam_release_rule(1, 2, 0), RLK_FAM_REL_UNKNOWN);   /* more than known */
-    CHECK_INT_EQ(rlk_fam_release_rule(1, 1, 1), RLK_FAM_REL_UNKNOWN);   /* a given id held */
-    CHECK_INT_EQ(rlk_fam_release_rule(2, 0, 1), RLK_FAM_REL_GONE);      /* none of it held */
-    CHECK_INT_EQ(rlk_fam_release_rule(1, 0, 1), RLK_FAM_REL_RAN);
-    CHECK_INT_EQ(rlk_fam_release_rule(4, 1, 0), RLK_FAM_REL_RAN);       /* fewer than known - 1 */
-    CHECK_INT_EQ(rlk_fam_release_rule(3, 3, 1), RLK_FAM_REL_UNKNOWN);
-}
 
 static void test_readers(void)
 {
@@ -204,8 +160,6 @@ static void test_args_numbers(void)
 
 int main(void)
 {
-    RUN_TEST(test_settle_rule);
-    RUN_TEST(test_release_rule);
     RUN_TEST(test_readers);
     RUN_TEST(test_refusal);
     RUN_TEST(test_build_with_keys);

@@ -1,0 +1,297 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * acq.c - the one acquisition machine (acq.h): every reaction to an outcome of a lock kind's
+ * acquire or release, and every message of those outcomes, once.
+ */
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "kinds/acq.h"
+#include "kinds/names.h"
+#include "runtime/fam_settle.h"
+#include "runtime/wd.h"
+
+#define RLK_ACQ_COUNT(q, f) do { if ((q)->counters) RLK_COUNT((q)->counters, f); } while (0)
+
+void rlk_acq_init(rlk_acq *q, const rlk_proto *row, const char *what, const char *name,
+                  const char *owner, int given, long long known)
+{
+    *q = (rlk_acq){.row = row, .what = what, .name = name, .owner = owner, .given = given,
+                   .known = known};
+}
+
+static int rlk_acq_is(rlk_acq_act *a, int is)
+{
+    a->is = is;
+    return is;
+}
+
+/* END err, the message formatted (fmt NULL: the call's own error kept). */
+static int rlk_acq_end(rlk_acq_act *a, int err, const char *fmt, ...)
+{
+    va_list ap;
+
+    a->err = err;
+    a->msg[0] = '\0';
+    if (fmt) {
+        va_start(ap, fmt);
+        vsnprintf(a->msg, sizeof a->msg, fmt, ap);
+        va_end(ap);
+    }
+    return rlk_acq_is(a, RLK_ACQ_END);
+}
+
+static int rlk_acq_reentry(const rlk_acq *q, rlk_acq_act *a)
+{
+    return rlk_acq_end(a, RLK_ERR_REENTRY, "%s %s: already held by %s; not acquired again",
+                       q->row->what, q->name, q->owner);
+}
+
+int rlk_acq_begin(rlk_acq *q, long long token, rlk_acq_act *a)
+{
+    memset(a, 0, sizeof *a);
+    /* A hold this client records: refused before any I/O (it would only be refused by the
+     * script, or wait behind itself); or, one hold only, its token with nothing sent (a second
+     * hold would count twice in the client but once on the server). */
+    if (q->known > 0 && (q->row->flags & RLK_PROTO_NON_REENTRANT))
+        return rlk_acq_reentry(q, a);
+    if (q->known > 0 && (q->row->flags & RLK_PROTO_ONE_HOLD)) {
+        a->value = q->token = token;
+        return rlk_acq_end(a, RLK_OK, NULL);
+    }
+    return rlk_acq_is(a, RLK_ACQ_SEND);
+}
+
+int rlk_acq_reply(rlk_acq *q, int rc, const char *errstr, const redisReply *r, long long sent_ms,
+                  rlk_acq_act *a)
+{
+    const int refused = rc != RLK_OK ? rlk_proto_refusal(errstr) : 0;
+    rlk_proto_outcome o;
+
+    memset(a, 0, sizeof *a);
+    if (refused == RLK_ERR_UPGRADE)
+        return rlk_acq_end(a, RLK_ERR_UPGRADE, "%s %s: %s holds a read of it; release every read "
+                           "before taking the write lock (no upgrade)", q->what, q->name, q->owner);
+    if (refused == RLK_ERR_REENTRY && q->doubt && !q->again) {
+        /* The server counts a hold of this owner that the client does not (it was checked
+         * before any I/O): this thread's last unsettled call was of this hold (an acquire
+         * reported RLK_ERR_UNSETTLED that ran after all, or a release that never will), one
+         * the caller was told it did not get or gave up. Given back, then acquired anew. */
+        q->again = 1;
+        a->n = a->retry = 1;
+        return rlk_acq_is(a, RLK_ACQ_GIVE_BACK);
+    }
+    if (refused == RLK_ERR_REENTRY)
+        return rlk_acq_reentry(q, a);
+    if (rc != RLK_OK)
+        return rlk_acq_end(a, rc, NULL);
+    /* nil (a token row: {token}) acquired; an integer the wait; {wait, 1}: first in the queue;
+     * {wait, first, 1}: free, in its lock-delay; a reader's {grant PTTL, 0}: the free lock is
+     * reserved for a writer, its claim window the bound */
+    switch (rlk_proto_read_acquire(r, (q->row->flags & RLK_PROTO_TOKEN) != 0, &o)) {
+    case RLK_PROTO_ACQUIRED:
+        q->token = o.value;
+        q->start_ms = sent_ms;
+        return rlk_acq_is(a, RLK_ACQ_RECORD);
+    case RLK_PROTO_BUSY:
+        if (o.in_delay)
+            RLK_ACQ_COUNT(q, delay_refusals);
+        a->ttl = o.value;
+        a->wide = o.first || o.value == -3;
+        a->reserved = r->type == REDIS_REPLY_ARRAY && !o.first &&
+                      q->row->wait == RLK_PROTO_WAIT_CHANNEL;
+        if (q->ttl_cap > 0 && (a->ttl < 0 || a->ttl > q->ttl_cap))
+            a->ttl = q->ttl_cap;
+        return rlk_acq_is(a, RLK_ACQ_WAIT);
+    default:
+        return rlk_acq_end(a, RLK_ERR_PROTOCOL, "%s %s: %s replied type %d", q->what, q->name,
+                           q->row->acquire, r->type);
+    }
+}
+
+int rlk_acq_lost(rlk_acq *q, int rel, int rc, rlk_acq_act *a)
+{
+    memset(a, 0, sizeof *a);
+    q->rel = rel;
+    q->lost_rc = rc;
+    snprintf(a->field, sizeof a->field, "%s%s", q->owner, q->row->field_suffix);
+    /* A token row: the count, the hold's token and the PTTL in one read of its held script
+     * (never the token of a holder that took the lock since); else the holder's field. */
+    a->call = !rel && !(q->row->flags & RLK_PROTO_VALUES) ? q->row->held : NULL;
+    return rlk_acq_is(a, RLK_ACQ_READ);
+}
+
+static int rlk_acq_unsettled(rlk_acq *q, rlk_acq_act *a, const char *why, const char *fmt, ...)
+{
+    char tail[RLK_ACQ_MSG];
+    va_list ap;
+
+    RLK_ACQ_COUNT(q, lost_unsettled);
+    va_start(ap, fmt);
+    vsnprintf(tail, sizeof tail, fmt, ap);
+    va_end(ap);
+    return rlk_acq_end(a, RLK_ERR_UNSETTLED, "%s (outcome unknown: %s)", why, tail);
+}
+
+int rlk_acq_unknown(rlk_acq *q, const char *why, rlk_acq_act *a)
+{
+    memset(a, 0, sizeof *a);
+    a->keep_doubt = !q->given;  /* it may still run; a given id's count is not this client's */
+    return rlk_acq_unsettled(q, a, why, "whether the %s ran could not be found out",
+                             q->rel ? "release" : "acquire");
+}
+
+/* The count could not attribute what the server holds: nothing adopted, given back or sent
+ * again, no doubt kept; a hold the call may have left ends with its lease. */
+static int rlk_acq_shared(rlk_acq *q, long long now, const char *why, rlk_acq_act *a)
+{
+    char whom[120];
+
+    if (q->given)
+        snprintf(whom, sizeof whom, "this holder id, which was set by the application and may "
+                 "be another process's too");
+    else
+        snprintf(whom, sizeof whom, "this holder, where this client knew of %lld", q->known);
+    return rlk_acq_unsettled(q, a, why, "the server counts %lld hold%s of %s, so the %s's reply "
+                             "cannot be read back from it; nothing adopted or sent again: a hold "
+                             "it left ends with its lease", now, now == 1 ? "" : "s", whom,
+                             q->rel ? "release" : "acquire");
+}
+
+/* A read-back's count, and a token row's token and PTTL: 0, or -1 for another shape. */
+static int rlk_acq_count(const rlk_acq *q, const redisReply *r, long long out[3])
+{
+    if (q->row->flags & RLK_PROTO_VALUES)
+        return (out[0] = rlk_acq_values_count(r, q->known, 0, q->rel)) < 0 ? -1 : 0;
+    if (q->rel || !q->row->held) {
+        out[0] = r->type == REDIS_REPLY_STRING ? strtoll(r->str, NULL, 10) : 0;
+        return r->type == REDIS_REPLY_STRING || r->type == REDIS_REPLY_NIL ? 0 : -1;
+    }
+    if (r->type != REDIS_REPLY_ARRAY || r->elements != 3)    /* {count, token, PTTL} */
+        return -1;
+    for (int i = 0; i < 3; i++) {
+        if (r->element[i]->type != REDIS_REPLY_INTEGER)
+            return -1;
+        out[i] = r->element[i]->integer;
+    }
+    return 0;
+}
+
+static int rlk_acq_release_read(rlk_acq *q, long long now, const char *why, rlk_acq_act *a)
+{
+    switch (rlk_acq_release_rule(q->known, now, q->given)) {
+    case RLK_ACQ_REL_AGAIN:
+        return rlk_acq_is(a, RLK_ACQ_SEND);
+    case RLK_ACQ_REL_RAN:
+        a->value = now > 0 ? RLK_REL_STILL_HELD : RLK_REL_RELEASED;
+        a->n = (int)now;
+        return rlk_acq_end(a, RLK_OK, NULL);
+    case RLK_ACQ_REL_GONE:
+        a->value = RLK_REL_NOT_OWNER;   /* gone meanwhile (expired, deleted) */
+        return rlk_acq_end(a, RLK_OK, NULL);
+    default:
+        return rlk_acq_shared(q, now, why, a);
+    }
+}
+
+int rlk_acq_read(rlk_acq *q, const redisReply *r, long long read_ms, const char *why,
+                 rlk_acq_act *a)
+{
+    long long held[3] = {0, 0, -2};     /* the count, and a token row's token, PTTL */
+    const int token = !q->rel && q->row->held && !(q->row->flags & RLK_PROTO_VALUES);
+    rlk_acq_settled d;
+
+    memset(a, 0, sizeof *a);
+    if (rlk_acq_count(q, r, held) != 0)
+        return rlk_acq_unsettled(q, a, why, "the read-back of %s %s replied an unexpected shape",
+                                 q->what, q->name);
+    if (q->rel)
+        return rlk_acq_release_read(q, held[0], why, a);
+    if (held[0] > 0 && q->given)
+        return rlk_acq_shared(q, held[0], why, a);
+    d = rlk_acq_settle_rule(q->known, held[0], !token || (held[2] > 0 && held[1] > 0));
+    if (!d.ran) {
+        /* It did not run (or has not taken the lock): nothing to count. */
+        RLK_ACQ_COUNT(q, lost_not_run);
+        a->retry = 1;
+        return rlk_acq_end(a, q->lost_rc, "%s (settled: the acquire did not take the lock)", why);
+    }
+    a->n = d.give_back;
+    if (token)
+        rlk_fam_adopt_hook(q->name);
+    if (!d.adopt) {
+        /* It ran, but its hold had no lease left when read (or no token): never adopted past
+         * its lease; what the server still counts is given back. */
+        RLK_ACQ_COUNT(q, lost_not_run);
+        rlk_acq_end(a, q->lost_rc, "%s (settled: the acquire ran, but its hold had %s when read "
+                    "back: not adopted)", why, held[1] <= 0 ? "no token" : "no lease left");
+        return rlk_acq_is(a, RLK_ACQ_GIVE_BACK);
+    }
+    if (token) {
+        /* Its token, read with the count; its lease began lease - PTTL before the read. */
+        q->token = held[1];
+        q->start_ms = read_ms - (held[2] < q->lease_ms ? q->lease_ms - held[2] : 0);
+    }
+    /* It ran: the caller gets one hold (its lease from the send, q->start_ms, the driver's);
+     * earlier lost acquires of this holder that ran too (within this wait, or reported
+     * unsettled) are given back. */
+    q->adopt = 1;
+    RLK_ACQ_COUNT(q, lost_adopted);
+    return rlk_acq_is(a, d.give_back > 0 ? RLK_ACQ_GIVE_BACK : RLK_ACQ_RECORD);
+}
+
+long long rlk_acq_values_count(const redisReply *r, long long known, int exact, int release)
+{
+    int all_known = 1, all_next = 1, all_prev = 1, some_free = 0;
+
+    if (!r || r->type != REDIS_REPLY_ARRAY || r->elements == 0)
+        return -1;
+    for (size_t k = 0; k < r->elements; k++) {
+        const redisReply *e = r->element[k];
+
+        if (e->type != REDIS_REPLY_INTEGER)
+            return -1;
+        all_known &= e->integer == known;
+        all_next &= e->integer == known + 1;
+        all_prev &= e->integer == known - 1;
+        some_free |= e->integer == 0;
+    }
+    if (!release)
+        return all_next ? known + 1 : some_free || (exact && all_known) ? known : -1;
+    if (some_free || (exact && all_prev))
+        return known > 0 ? known - 1 : 0;
+    return all_known ? known : -1;
+}
+
+rlk_acq_settled rlk_acq_settle_rule(long long known, long long now, int adoptable)
+{
+    rlk_acq_settled d = {now > known, 0, 0};
+
+    if (d.ran) {
+        d.adopt = adoptable != 0;
+        d.give_back = now - known - d.adopt < RLK_ACQ_GIVE_BACK_MAX
+                      ? (int)(now - known - d.adopt) : RLK_ACQ_GIVE_BACK_MAX;
+    }
+    return d;
+}
+
+int rlk_acq_release_rule(long long known, long long now, int given)
+{
+    if (now > 0 && (given || known <= 0))
+        return RLK_ACQ_REL_UNKNOWN;     /* a given id still held, or a hold not this client's */
+    if (now == 0 && known <= 1)
+        return RLK_ACQ_REL_RAN;         /* released (a hold it did not record: gone now too) */
+    if (now == known)
+        return RLK_ACQ_REL_AGAIN;
+    if (now == 0)
+        return RLK_ACQ_REL_GONE;
+    return now < known ? RLK_ACQ_REL_RAN : RLK_ACQ_REL_UNKNOWN;
+}
+
+long long rlk_acq_ticket(int counts_exact, const char *uuid)
+{
+    return counts_exact ? rlk_names_wake_ticket(rlk_names_wake_cid(uuid))
+                        : rlk_names_plain_ticket();
+}

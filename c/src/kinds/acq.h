@@ -1,0 +1,156 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * acq.h - the one acquisition machine of the lock kinds' rows (acq.c): what follows each
+ * outcome of an acquire or a release, decided once, with no I/O, no lock and no clock (times
+ * are passed in). An rlk_acq holds one call's state; each step takes an outcome (the begin, a
+ * reply, a lost reply, a read-back's reply) and fills the next action (rlk_acq_act): send the
+ * acquire, wait, read back, record the hold, give holds back, or end with an error and its
+ * message. The blocking driver (kinds/handle.c) and the loop driver (async/a_lock.c) only do
+ * the action's I/O; docs/runtime.md "Lost replies" explains the settling.
+ *
+ * Not installed; not a stable API.
+ */
+#ifndef RLK_KINDS_ACQ_H
+#define RLK_KINDS_ACQ_H
+
+#include <hiredis/hiredis.h>
+
+#include "engine/counters.h"
+#include "kinds/proto.h"
+#include "runtime/rt.h"
+
+/* An action (rlk_acq_act.is). */
+enum {
+    RLK_ACQ_SEND,       /* send the row's acquire (again) */
+    RLK_ACQ_WAIT,       /* busy: wait ttl (-1: none told; -3: behind a reservation), wide: listen
+                           on the lock's channel too (first in the queue), reserved: the free
+                           lock is reserved for a writer (its bound is the claim window) */
+    RLK_ACQ_READ,       /* a reply was lost: fence the connection it went out on, then read
+                           back with call (the row's held script, KEYS the lock and its token
+                           key, ARGV the field) or, call NULL, HGET <name> <field> */
+    RLK_ACQ_RECORD,     /* acquired: record the hold (token, lease start in the machine) */
+    RLK_ACQ_GIVE_BACK,  /* give n holds back with the row's release, then RECORD (adopt) or END */
+    RLK_ACQ_END         /* done: err (RLK_OK: value is the token or count), msg ("": keep the
+                           call's own error) */
+};
+
+#define RLK_ACQ_MSG 512
+
+typedef struct rlk_acq_act {
+    int is;                 /* RLK_ACQ_* */
+    int err;                /* END, and GIVE_BACK's end when not adopting */
+    long long value;        /* END RLK_OK: the token (a token row) or count; a release's
+                               enum rlk_release_outcome */
+    long long ttl;          /* WAIT */
+    int wide, reserved;     /* WAIT */
+    int n;                  /* GIVE_BACK */
+    int retry;              /* END of a lost acquire that did not run: may be sent again */
+    int keep_doubt;         /* END RLK_ERR_UNSETTLED: it may still run, keep it as this
+                               thread's doubt (the blocking driver's; never for a given id) */
+    const char *call;       /* READ */
+    char field[RLK_OWNER_MAX + 8];  /* READ: the holder's count field */
+    char msg[RLK_ACQ_MSG];  /* END */
+} rlk_acq_act;
+
+/* One acquisition's (or one release's) state. */
+typedef struct rlk_acq {
+    const rlk_proto *row;
+    const char *what;       /* the kind in messages: "fenced lock" */
+    const char *name, *owner;
+    int given;              /* the holder id is the application's (rlk_fam_id.given): others may
+                               hold under it, so its count settles nothing while it is held */
+    rlk_rt_counters *counters;  /* the client's (may be NULL): lost_* and delay_refusals */
+    long long known;        /* holds of the owner the client counts before the call */
+    long long lease_ms;
+    long long ttl_cap;      /* > 0: a busy wait at most this (the fair lock's keep-alive / 3) */
+    int doubt;              /* a refused re-entry may be this thread's doubt (blocking only):
+                               given back once, then sent again */
+    int again;              /* the acquire was sent again after such a give-back */
+    long long token;        /* a token row's, once acquired */
+    long long start_ms;     /* the hold's lease start (ms, the driver's clock): the acquire's
+                               send (the driver sets it before a lost reply's read-back), or
+                               for a token row's hold adopted by its read-back, when its lease
+                               began by the PTTL read */
+    int adopt;              /* a settled lost acquire: adopt one hold after the give-back */
+    int rel;                /* the read-back is of a lost release */
+    int lost_rc;            /* the lost call's error: a lost acquire's end when it did not run */
+} rlk_acq;
+
+/* q for row's call of name by owner (all kept by the caller), known holds counted. */
+void rlk_acq_init(rlk_acq *q, const rlk_proto *row, const char *what, const char *name,
+                  const char *owner, int given, long long known);
+
+/* Before any I/O, the hold the client records of the owner (q->known, token its token):
+ * END RLK_ERR_REENTRY for a non-reentrant row, END RLK_OK with the token for a one-hold row
+ * (the election: leading already), else SEND. */
+int rlk_acq_begin(rlk_acq *q, long long token, rlk_acq_act *a);
+
+/* The acquire's reply (rc RLK_OK: r; else errstr, the error's text; r unused) that was not
+ * lost, sent at sent_ms: RECORD, WAIT, GIVE_BACK 1 then SEND (q->doubt), or END (a refusal
+ * with its message, another error as it is, a reply of another shape). */
+int rlk_acq_reply(rlk_acq *q, int rc, const char *errstr, const redisReply *r, long long sent_ms,
+                  rlk_acq_act *a);
+
+/* A reply lost (rel: of a release, else of the acquire; rc the call's error): READ. */
+int rlk_acq_lost(rlk_acq *q, int rel, int rc, rlk_acq_act *a);
+
+/* The read-back's reply r (fenced first), read at read_ms; why: the lost call's error text.
+ * An acquire: by the settle rule, RECORD (adopt), GIVE_BACK (then adopt or end), END (did not
+ * run: retry; unknown: RLK_ERR_UNSETTLED). A release: SEND (it did not run: send the release
+ * once more), END RLK_OK (value: the outcome), END RLK_ERR_UNSETTLED. */
+int rlk_acq_read(rlk_acq *q, const redisReply *r, long long read_ms, const char *why,
+                 rlk_acq_act *a);
+
+/* The read-back could not be made (the server out of reach, why): END RLK_ERR_UNSETTLED. */
+int rlk_acq_unknown(rlk_acq *q, const char *why, rlk_acq_act *a);
+
+/* The one rule of a lost acquire's reply: once fenced, the server counts now holds of the
+ * holder where the client knew of known. It ran when now > known: the caller gets one hold
+ * when adoptable (a token row's hold with lease and token left when read), and the holds
+ * beyond known and that one are given back, at most RLK_ACQ_GIVE_BACK_MAX. */
+#define RLK_ACQ_GIVE_BACK_MAX 8
+typedef struct rlk_acq_settled {
+    int ran, adopt, give_back;
+} rlk_acq_settled;
+rlk_acq_settled rlk_acq_settle_rule(long long known, long long now, int adoptable);
+
+/* A value list's (the faster MultiLock's, RLK_PROTO_VALUES) lost reply, settled (both APIs):
+ * after the connection the call went out on is fenced (it has run or never will), r is the reply of
+ * fastmulti/counts (owner's live lock_count of each value, 0 when owner
+ * does not hold it live: free, lapsed or another's) and known the owner's
+ * count of acquisitions in the group before the call (every value's count
+ * was at most known then); exact when every one of those acquisitions took
+ * all these values (each value's count was known: the blocking handle
+ * knows it when it made them all). The count the call left:
+ *   acquire (release 0): every value counted known + 1: it ran (known + 1;
+ *     no value could reach that otherwise); a value at 0, or (exact) every
+ *     value at known: it did not (known; had it run, the value would be
+ *     owner's, unless it lapsed since and is free anyway);
+ *   release (1): a value at 0, or (exact) every value at known - 1: it ran
+ *     (known - 1, at least 0; a release that did not run finds a value at 0
+ *     not held and changes nothing); every value at known: it did not
+ *     (known; had it run, each would be one less).
+ * -1: cannot tell: anything else (without exact, an acquire whose values
+ * all count known may have run on values an earlier acquisition did not
+ * take, and a release whose values count known - 1 may not have run), or
+ * r not such a reply. */
+long long rlk_acq_values_count(const redisReply *r, long long known, int exact, int release);
+
+/* The one rule of a lost release's reply: once fenced, now holds where the client knew of
+ * known before it (0: none it recorded), given as above. */
+enum {
+    RLK_ACQ_REL_AGAIN,      /* it did not run: send it once more */
+    RLK_ACQ_REL_RAN,        /* it ran: now holds are left */
+    RLK_ACQ_REL_GONE,       /* none left where known > 1: lost meanwhile */
+    RLK_ACQ_REL_UNKNOWN     /* the count cannot tell: RLK_ERR_UNSETTLED, nothing sent again */
+};
+int rlk_acq_release_rule(long long known, long long now, int given);
+
+/* A queued lock waiter's ticket (both APIs draw it here): a wake ticket of the client uuid when
+ * a release can tell whether a grant on the wake channel reached it (counts_exact: every
+ * pub/sub mode but global pub/sub on a cluster, where PUBLISH counts the subscribers of the node
+ * it ran on only), else a plain one (kinds/names.h), and the waiter listens on the lock's
+ * channel. */
+long long rlk_acq_ticket(int counts_exact, const char *uuid);
+
+#endif /* RLK_KINDS_ACQ_H */

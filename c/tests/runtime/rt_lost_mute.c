@@ -1,0 +1,284 @@
+/*
+ * rt_lost_mute.c - a release that ran on the server and whose reply was dropped on the way back
+ * (tk_proxy_mute: the proxy passes what the client sends and drops what the server replies),
+ * through both APIs: the call settles by the one lost-release rule of kinds/acq.h, it does not
+ * report the bare time-out (docs/runtime.md "Lost replies").
+ *
+ *   ran:    the holder's one hold, released: the read-back finds no hold left, RLK_OK, the lock
+ *           gone, nothing counted unsettled (both APIs);
+ *   shared: the blocking API with a holder id the application set (rlk_lock_set_owner: another
+ *           process may hold under it) and one more hold of that id on the server: the count
+ *           cannot tell whether the release ran, RLK_ERR_UNSETTLED, nothing sent again (the
+ *           other hold stays); the async API has no such id, its analogue is a hold the client
+ *           does not know of: the same RLK_ERR_UNSETTLED, the planted hold left.
+ *
+ * Before the fix the blocking unlock returned the plain RLK_ERR_TIMEOUT of the release call in
+ * both blocking cases (its hold was out of the registry before the release was sent, so the
+ * lost-release settle saw no hold it counted and gave the call's own error back).
+ */
+#include "check.h"
+#include "tk_proxy.h"
+#include "tk_util.h"
+#include "rlk.h"
+#include "rlk_async.h"
+#include "rlk_async_poll.h"
+
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define LEASE_MS 30000
+#define TIMEOUT_MS 300
+
+static rlk_fx_server srv;
+
+typedef struct result {
+    int rc;
+    long long server;       /* the holder's count left on the server */
+    long long unsettled;    /* lost_unsettled's change */
+    int exists;             /* the lock hash is there */
+} result;
+
+static long long reply_int(redisReply *r)
+{
+    long long v = -1;
+
+    if (r && r->type == REDIS_REPLY_INTEGER)
+        v = r->integer;
+    else if (r && r->type == REDIS_REPLY_STRING)
+        v = atoll(r->str);
+    else if (r && r->type == REDIS_REPLY_NIL)
+        v = 0;
+    if (r)
+        freeReplyObject(r);
+    return v;
+}
+
+static int holder_field(const char *name, char *field, size_t len)
+{
+    redisReply *r = rlk_fx_command(&srv, "HKEYS %s", name);
+    int ok = r && r->type == REDIS_REPLY_ARRAY && r->elements == 1 &&
+             r->element[0]->type == REDIS_REPLY_STRING;
+
+    if (ok)
+        snprintf(field, len, "%s", r->element[0]->str);
+    if (r)
+        freeReplyObject(r);
+    return ok ? 0 : -1;
+}
+
+static void finish(result *o, const char *name, const char *field)
+{
+    o->server = reply_int(rlk_fx_command(&srv, "HGET %s %s", name, field));
+    o->exists = (int)reply_int(rlk_fx_command(&srv, "EXISTS %s", name));
+}
+
+/* The options of a client that reaches the server through px. */
+static void proxied(rlk_options *opt, char *buf, size_t len, tk_proxy *px)
+{
+    snprintf(buf, len, "redis://127.0.0.1:%d", tk_proxy_port(px));
+    rlk_options_init(opt);
+    opt->url = buf;
+    opt->command_timeout_ms = TIMEOUT_MS;
+}
+
+/* The blocking unlock of a lock held once (plus `planted` holds of its id on the server), its
+ * reply dropped; given: the holder id is the application's. */
+static void blocking(int given, int planted, long long lease, result *o)
+{
+    char u[64], name[64], field[512];
+    tk_proxy *px = tk_proxy_start(srv.port);
+    rlk_options opt;
+    rlk_metrics m0, m;
+    rlk_client *c;
+    rlk_lock *l;
+
+    REQUIRE(px);
+    snprintf(name, sizeof name, "mute:blocking:%d:%d:%lld", given, planted, lease);
+    proxied(&opt, u, sizeof u, px);
+    REQUIRE((c = rlk_connect(&opt)) && rlk_err(c) == RLK_OK);
+    REQUIRE((l = rlk_lock_new(c, "mute:warm")));    /* the scripts loaded before the mute */
+    REQUIRE(rlk_lock_try_lock(l, 0, LEASE_MS) == RLK_OK && rlk_lock_unlock(l) == RLK_OK);
+    rlk_lock_free(l);
+    REQUIRE((l = rlk_lock_new(c, name)));
+    if (given)
+        REQUIRE(rlk_lock_set_owner(l, "app-given-id:1") == RLK_OK);
+    REQUIRE(rlk_lock_try_lock(l, 0, lease) == RLK_OK);
+    REQUIRE(holder_field(name, field, sizeof field) == 0);
+    if (planted)
+        REQUIRE(reply_int(rlk_fx_command(&srv, "HINCRBY %s %s %d", name, field, planted)) ==
+                1 + planted);
+    REQUIRE(rlk_metrics_get(c, &m0) == RLK_OK);
+    tk_proxy_mute(px);
+    o->rc = rlk_lock_unlock(l);
+    printf("  blocking given %d planted %d lease %lld: rc %d: %s\n", given, planted, lease, o->rc,
+           rlk_errstr(c));
+    REQUIRE(rlk_metrics_get(c, &m) == RLK_OK);
+    o->unsettled = (long long)(m.lost_unsettled - m0.lost_unsettled);
+    finish(o, name, field);
+    rlk_lock_free(l);
+    rlk_free(c);
+    tk_proxy_stop(px);
+}
+
+static void async(int planted, long long lease, result *o)
+{
+    char u[64], name[64], field[512];
+    tk_proxy *px = tk_proxy_start(srv.port);
+    rlk_options opt;
+    rlk_metrics m0, m;
+    rlk_async_poll p;
+    rlk_async *ac;
+    tk_ares r = {0};
+
+    REQUIRE(px);
+    snprintf(name, sizeof name, "mute:async:%d:%lld", planted, lease);
+    proxied(&opt, u, sizeof u, px);
+    REQUIRE((ac = rlk_async_new(&opt)));
+    REQUIRE(rlk_async_poll_attach(ac, &p) == RLK_OK);
+    REQUIRE(tk_ares_call(&p, rlk_async_lock(ac, RLK_KIND_LOCK, "mute:awarm", 1, 0, LEASE_MS,
+                                            tk_ares_cb, &r), &r) == RLK_OK);
+    memset(&r, 0, sizeof r);
+    REQUIRE(tk_ares_call(&p, rlk_async_unlock(ac, RLK_KIND_LOCK, "mute:awarm", 1, tk_ares_cb, &r),
+                         &r) == RLK_OK);
+    memset(&r, 0, sizeof r);
+    REQUIRE(tk_ares_call(&p, rlk_async_lock(ac, RLK_KIND_LOCK, name, 1, 0, lease, tk_ares_cb, &r),
+                         &r) == RLK_OK);
+    REQUIRE(holder_field(name, field, sizeof field) == 0);
+    if (planted)
+        REQUIRE(reply_int(rlk_fx_command(&srv, "HINCRBY %s %s %d", name, field, planted)) ==
+                1 + planted);
+    REQUIRE(rlk_async_metrics_get(ac, &m0) == RLK_OK);
+    tk_proxy_mute(px);
+    memset(&r, 0, sizeof r);
+    o->rc = tk_ares_call(&p, rlk_async_unlock(ac, RLK_KIND_LOCK, name, 1, tk_ares_cb, &r), &r);
+    printf("  async planted %d lease %lld: rc %d: %s\n", planted, lease, o->rc, r.errstr);
+    REQUIRE(rlk_async_metrics_get(ac, &m) == RLK_OK);
+    o->unsettled = (long long)(m.lost_unsettled - m0.lost_unsettled);
+    finish(o, name, field);
+    rlk_async_free(ac);
+    rlk_async_poll_free(&p);
+    tk_proxy_stop(px);
+}
+
+static void expect(const char *what, const result *o, int rc, long long server, int exists,
+                   long long unsettled)
+{
+    CHECKF(o->rc == rc, "%s: told %d, want %d", what, o->rc, rc);
+    CHECKF(o->server == server, "%s: the server counts %lld, want %lld", what, o->server, server);
+    CHECKF(o->exists == exists, "%s: the lock %s", what, o->exists ? "is there" : "is gone");
+    CHECKF(o->unsettled == unsettled, "%s: lost_unsettled +%lld, want +%lld", what, o->unsettled,
+           unsettled);
+}
+
+/* The release ran: both APIs settle it as released (a fixed lease, and the watchdog's). */
+static void ran(long long lease)
+{
+    result b, g, a;
+
+    blocking(0, 0, lease, &b);
+    blocking(1, 0, lease, &g);
+    async(0, lease, &a);
+    expect("blocking", &b, RLK_OK, 0, 0, 0);
+    expect("blocking given id", &g, RLK_OK, 0, 0, 0);
+    expect("async", &a, RLK_OK, 0, 0, 0);
+}
+
+/* Holds left that the count cannot attribute (two more than the client knew of; for a given id
+ * any hold left): unsettled, nothing sent again. */
+static void shared(long long lease)
+{
+    result b, g, a;
+
+    blocking(0, 2, lease, &b);
+    blocking(1, 1, lease, &g);
+    async(2, lease, &a);
+    expect("blocking", &b, RLK_ERR_UNSETTLED, 2, 1, 1);
+    expect("blocking given id", &g, RLK_ERR_UNSETTLED, 1, 1, 1);
+    expect("async", &a, RLK_ERR_UNSETTLED, 2, 1, 1);
+}
+
+/* A hold this client never recorded (another client took it under the same given id, as
+ * `rlk unlock` run with a holder's id does; async: a field of this client's holder id planted on
+ * the server), released through the muted proxy: the server shows no hold left, RLK_OK. */
+static void test_unrecorded(void)
+{
+    char u[64], field[512];
+    tk_proxy *px = tk_proxy_start(srv.port);
+    rlk_options opt, direct;
+    rlk_async_poll p;
+    rlk_client *a, *b;
+    rlk_lock *la, *lb;
+    rlk_async *ac;
+    tk_ares r = {0};
+    result o = {0};
+
+    REQUIRE(px);
+    rlk_options_init(&direct);
+    REQUIRE(rlk_fx_url(&srv, -1, u, sizeof u) == 0);
+    direct.url = u;
+    REQUIRE((a = rlk_connect(&direct)) && rlk_err(a) == RLK_OK);
+    REQUIRE((la = rlk_lock_new(a, "mute:unrec")) && rlk_lock_set_owner(la, "app-id:7") == RLK_OK);
+    REQUIRE(rlk_lock_try_lock(la, 0, LEASE_MS) == RLK_OK);
+    proxied(&opt, u, sizeof u, px);
+    REQUIRE((b = rlk_connect(&opt)) && rlk_err(b) == RLK_OK);
+    REQUIRE((lb = rlk_lock_new(b, "mute:unrec:warm")));
+    REQUIRE(rlk_lock_try_lock(lb, 0, LEASE_MS) == RLK_OK && rlk_lock_unlock(lb) == RLK_OK);
+    rlk_lock_free(lb);
+    REQUIRE((lb = rlk_lock_new(b, "mute:unrec")) && rlk_lock_set_owner(lb, "app-id:7") == RLK_OK);
+    tk_proxy_mute(px);
+    o.rc = rlk_lock_unlock(lb);
+    printf("  blocking unrecorded: rc %d: %s\n", o.rc, rlk_errstr(b));
+    finish(&o, "mute:unrec", "app-id:7");
+    expect("blocking unrecorded", &o, RLK_OK, 0, 0, 0);
+    rlk_lock_free(lb);
+    rlk_lock_free(la);
+    rlk_free(b);
+    rlk_free(a);
+    tk_proxy_stop(px);
+
+    REQUIRE((px = tk_proxy_start(srv.port)));
+    proxied(&opt, u, sizeof u, px);
+    REQUIRE((ac = rlk_async_new(&opt)));
+    REQUIRE(rlk_async_poll_attach(ac, &p) == RLK_OK);
+    REQUIRE(tk_ares_call(&p, rlk_async_lock(ac, RLK_KIND_LOCK, "mute:unrec:aw", 1, 0, LEASE_MS,
+                                            tk_ares_cb, &r), &r) == RLK_OK);
+    REQUIRE(holder_field("mute:unrec:aw", field, sizeof field) == 0);
+    memset(&r, 0, sizeof r);
+    REQUIRE(tk_ares_call(&p, rlk_async_unlock(ac, RLK_KIND_LOCK, "mute:unrec:aw", 1, tk_ares_cb,
+                                              &r), &r) == RLK_OK);
+    REQUIRE(reply_int(rlk_fx_command(&srv, "HSET mute:unrec:a %s 1", field)) == 1);
+    REQUIRE(reply_int(rlk_fx_command(&srv, "PEXPIRE mute:unrec:a 30000")) == 1);
+    tk_proxy_mute(px);
+    memset(&r, 0, sizeof r);
+    o.rc = tk_ares_call(&p, rlk_async_unlock(ac, RLK_KIND_LOCK, "mute:unrec:a", 1, tk_ares_cb, &r),
+                        &r);
+    printf("  async unrecorded: rc %d: %s\n", o.rc, r.errstr);
+    finish(&o, "mute:unrec:a", field);
+    expect("async unrecorded", &o, RLK_OK, 0, 0, 0);
+    rlk_async_free(ac);
+    rlk_async_poll_free(&p);
+    tk_proxy_stop(px);
+}
+
+static void test_ran(void) { ran(LEASE_MS); }
+static void test_ran_watchdog(void) { ran(-1); }
+static void test_shared(void) { shared(LEASE_MS); }
+static void test_shared_watchdog(void) { shared(-1); }
+
+int main(void)
+{
+    signal(SIGPIPE, SIG_IGN);
+    if (rlk_fx_start(&srv, NULL) != 0) {
+        fprintf(stderr, "rt_lost_mute: cannot start redis-server\n");
+        return 1;
+    }
+    RUN_TEST(test_ran);
+    RUN_TEST(test_ran_watchdog);
+    RUN_TEST(test_shared);
+    RUN_TEST(test_shared_watchdog);
+    RUN_TEST(test_unrecorded);
+    rlk_fx_stop(&srv);
+    return check_summary("rt_lost_mute");
+}

@@ -1,0 +1,383 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * The one acquisition machine (kinds/acq.h), as test_proto.c tests the readers: every row of
+ * every lock kind taken through each outcome with canned replies and no server (the begin
+ * held and not, acquired, busy, first in the queue, in its lock-delay, reserved, the refusals,
+ * a reply of another shape, a lost acquire that ran / did not run / had no lease left / left
+ * holds beyond it, a shared holder id, an unreadable read-back, a lost release), and the two
+ * settle rules and the ticket choice on their own. unit_test_acq_control builds this program
+ * with one transition of acq.c planted wrong (a lost release of a hold the client did not
+ * record, read back gone, sent again instead of settled as released) and must fail.
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "check.h"
+#include "kinds/acq.h"
+#include "kinds/elect.h"
+#include "kinds/fairlock.h"
+#include "kinds/fastmulti.h"
+#include "kinds/fenced.h"
+#include "kinds/lock.h"
+#include "kinds/rwlock.h"
+
+static const rlk_proto *const rows[] = {
+    &rlk_lock_row, &rlk_lock_spin_row, &rlk_lock_delay_row, &rlk_lock_nr_row, &rlk_fairlock_row,
+    &rlk_fairlock_nr_row, &rlk_fenced_row, &rlk_rwlock_read_row, &rlk_rwlock_write_row,
+    &rlk_elect_row, &rlk_fastmulti_row,
+};
+#define NROWS (sizeof rows / sizeof rows[0])
+
+static rlk_rt_counters counters;
+
+/* Canned replies. */
+static redisReply nil = {.type = REDIS_REPLY_NIL};
+static redisReply ints[8];
+static redisReply str[4];
+static char strbuf[4][8];
+
+static redisReply *i(long long v)
+{
+    static int next;
+    redisReply *r = &ints[next++ % 8];
+
+    *r = (redisReply){.type = REDIS_REPLY_INTEGER, .integer = v};
+    return r;
+}
+
+static redisReply *s(long long v)
+{
+    static int next;
+    int k = next++ % 4;
+
+    snprintf(strbuf[k], sizeof strbuf[k], "%lld", v);
+    str[k] = (redisReply){.type = REDIS_REPLY_STRING, .str = strbuf[k],
+                          .len = strlen(strbuf[k])};
+    return &str[k];
+}
+
+static redisReply *arr(size_t n, redisReply **e)
+{
+    static redisReply a[4];
+    static int next;
+    redisReply *r = &a[next++ % 4];
+
+    *r = (redisReply){.type = REDIS_REPLY_ARRAY, .elements = n, .element = e};
+    return r;
+}
+
+static int token_row(const rlk_proto *k)
+{
+    return (k->flags & RLK_PROTO_TOKEN) != 0;
+}
+
+static void mk(rlk_acq *q, const rlk_proto *k, int given, long long known)
+{
+    rlk_acq_init(q, k, k->what, "res", "uuid:1", given, known);
+    q->counters = &counters;
+    q->lease_ms = 10000;
+}
+
+/* ------------------------------------------------------------ begin and reply */
+
+static void walk_begin(const rlk_proto *k)
+{
+    rlk_acq q;
+    rlk_acq_act a;
+
+    mk(&q, k, 0, 0);
+    CHECKF(rlk_acq_begin(&q, 0, &a) == RLK_ACQ_SEND, "%s: not held: send", k->acquire);
+    mk(&q, k, 0, 1);
+    rlk_acq_begin(&q, 42, &a);
+    if (k->flags & RLK_PROTO_NON_REENTRANT) {
+        CHECKF(a.is == RLK_ACQ_END && a.err == RLK_ERR_REENTRY, "%s: held: refused", k->acquire);
+        CHECK_STR_CONTAINS(a.msg, "not acquired again");
+    } else if (k->flags & RLK_PROTO_ONE_HOLD) {
+        CHECKF(a.is == RLK_ACQ_END && a.err == RLK_OK && a.value == 42 && q.token == 42,
+               "%s: held: its token, nothing sent", k->acquire);
+    } else {
+        CHECKF(a.is == RLK_ACQ_SEND, "%s: a re-entry is sent", k->acquire);
+    }
+}
+
+static void walk_reply(const rlk_proto *k)
+{
+    redisReply *e2[2], *e3[3], *t1[1];
+    unsigned long long delay0 = counters.delay_refusals;
+    rlk_acq q;
+    rlk_acq_act a;
+
+    /* acquired: nil, a token row's {token} */
+    mk(&q, k, 0, 0);
+    t1[0] = i(77);
+    rlk_acq_reply(&q, RLK_OK, NULL, token_row(k) ? arr(1, t1) : &nil, 500, &a);
+    CHECKF(a.is == RLK_ACQ_RECORD && q.start_ms == 500 && q.token == (token_row(k) ? 77 : 0),
+           "%s: acquired: record, is %d", k->acquire, a.is);
+    /* a token row's nil, another row's {token}: another shape */
+    mk(&q, k, 0, 0);
+    rlk_acq_reply(&q, RLK_OK, NULL, token_row(k) ? &nil : arr(1, t1), 500, &a);
+    CHECKF(a.is == RLK_ACQ_END && a.err == RLK_ERR_PROTOCOL, "%s: another shape", k->acquire);
+    CHECK_STR_CONTAINS(a.msg, k->acquire);
+    /* busy: the holder's TTL; -3 behind a reservation */
+    mk(&q, k, 0, 0);
+    rlk_acq_reply(&q, RLK_OK, NULL, i(1200), 500, &a);
+    CHECKF(a.is == RLK_ACQ_WAIT && a.ttl == 1200 && !a.wide && !a.reserved, "%s: busy",
+           k->acquire);
+    rlk_acq_reply(&q, RLK_OK, NULL, i(-3), 500, &a);
+    CHECKF(a.is == RLK_ACQ_WAIT && a.ttl == -3 && a.wide, "%s: behind a reservation",
+           k->acquire);
+    /* a busy wait capped (the fair lock's keep-alive) */
+    q.ttl_cap = 100;
+    rlk_acq_reply(&q, RLK_OK, NULL, i(-1), 500, &a);
+    CHECKF(a.is == RLK_ACQ_WAIT && a.ttl == 100, "%s: no TTL, capped", k->acquire);
+    q.ttl_cap = 0;
+    /* refusals */
+    rlk_acq_reply(&q, RLK_ERR_SCRIPT, "RLK_REENTRY held", NULL, 500, &a);
+    CHECKF(a.is == RLK_ACQ_END && a.err == RLK_ERR_REENTRY, "%s: re-entry refused", k->acquire);
+    CHECK_STR_CONTAINS(a.msg, "already held by uuid:1; not acquired again");
+    q.doubt = 1;    /* this thread's doubt of the hold: given back once, then sent again */
+    rlk_acq_reply(&q, RLK_ERR_SCRIPT, "RLK_REENTRY held", NULL, 500, &a);
+    CHECKF(a.is == RLK_ACQ_GIVE_BACK && a.n == 1 && a.retry && !q.adopt, "%s: the doubt given "
+           "back", k->acquire);
+    rlk_acq_reply(&q, RLK_ERR_SCRIPT, "RLK_REENTRY held", NULL, 500, &a);
+    CHECKF(a.is == RLK_ACQ_END && a.err == RLK_ERR_REENTRY, "%s: refused again: ends",
+           k->acquire);
+    rlk_acq_reply(&q, RLK_ERR_SCRIPT, "ERR x: RLK_UPGRADE reader", NULL, 500, &a);
+    CHECKF(a.is == RLK_ACQ_END && a.err == RLK_ERR_UPGRADE, "%s: upgrade refused", k->acquire);
+    CHECK_STR_CONTAINS(a.msg, "no upgrade");
+    rlk_acq_reply(&q, RLK_ERR_SCRIPT, "RLK_WRONGTYPE a string", NULL, 500, &a);
+    CHECKF(a.is == RLK_ACQ_END && a.err == RLK_ERR_SCRIPT && !a.msg[0], "%s: another error, "
+           "its own message", k->acquire);
+    if (token_row(k))
+        return;     /* a token row's scripts reply nil, {token} or an integer only */
+    /* first in the queue {wait, 1}; in its lock-delay {wait, 0, 1}; reserved {grant PTTL, 0} */
+    e2[0] = i(900);
+    e2[1] = i(1);
+    rlk_acq_reply(&q, RLK_OK, NULL, arr(2, e2), 500, &a);
+    CHECKF(a.is == RLK_ACQ_WAIT && a.ttl == 900 && a.wide && !a.reserved, "%s: first",
+           k->acquire);
+    e3[0] = i(300);
+    e3[1] = i(0);
+    e3[2] = i(1);
+    rlk_acq_reply(&q, RLK_OK, NULL, arr(3, e3), 500, &a);
+    CHECKF(a.is == RLK_ACQ_WAIT && a.ttl == 300 && !a.wide, "%s: in the lock-delay",
+           k->acquire);
+    CHECKF(counters.delay_refusals == delay0 + 1, "%s: a refusal in the delay counted",
+           k->acquire);
+    e2[0] = i(50);
+    e2[1] = i(0);
+    rlk_acq_reply(&q, RLK_OK, NULL, arr(2, e2), 500, &a);
+    CHECKF(a.is == RLK_ACQ_WAIT && a.reserved == (k->wait == RLK_PROTO_WAIT_CHANNEL),
+           "%s: reserved for a writer: %d", k->acquire, a.reserved);
+}
+
+/* ------------------------------------------------------------ a lost acquire */
+
+/* The read-back of a lost acquire of row k, the client knowing of known, the server counting
+ * now (a token row: token and PTTL too). */
+static void lost(const rlk_proto *k, int given, long long known, long long now, long long token,
+                 long long pttl, rlk_acq *q, rlk_acq_act *a)
+{
+    static redisReply *e[3], *v[2];
+    const int values = (k->flags & RLK_PROTO_VALUES) != 0;
+    redisReply *r;
+
+    mk(q, k, given, known);
+    rlk_acq_lost(q, 0, RLK_ERR_TIMEOUT, a);
+    CHECKF(a->is == RLK_ACQ_READ, "%s: a lost reply is read back", k->acquire);
+    CHECKF(a->call == (token_row(k) && !values ? k->held : NULL), "%s: read back with %s",
+           k->acquire, a->call ? a->call : "HGET");
+    CHECKF(strcmp(a->field, k->hold == RLK_KIND_WRITE ? "uuid:1:write" : "uuid:1") == 0,
+           "%s: the field %s", k->acquire, a->field);
+    if (values) {
+        v[0] = i(now > known ? now : 0);   /* a value free: it did not run */
+        v[1] = i(now);
+        r = arr(2, v);
+    } else if (a->call) {
+        e[0] = i(now);
+        e[1] = i(token);
+        e[2] = i(pttl);
+        r = arr(3, e);
+    } else {
+        r = now ? s(now) : &nil;
+    }
+    rlk_acq_read(q, r, 20000, "timed out", a);
+}
+
+static void walk_lost(const rlk_proto *k)
+{
+    const int tok = token_row(k) && !(k->flags & RLK_PROTO_VALUES);
+    rlk_rt_counters c0 = counters;
+    rlk_acq q;
+    rlk_acq_act a;
+
+    /* it ran: adopted (a token row: its token, its lease from the read) */
+    lost(k, 0, 0, 1, 9, 4000, &q, &a);
+    CHECKF(a.is == RLK_ACQ_RECORD && q.adopt, "%s: ran: adopted, is %d", k->acquire, a.is);
+    if (tok)
+        CHECKF(q.token == 9 && q.start_ms == 20000 - (10000 - 4000), "%s: token %lld start %lld",
+               k->acquire, q.token, q.start_ms);
+    else
+        CHECKF(q.start_ms == 0, "%s: the lease from the send, not the read", k->acquire);
+    CHECKF(counters.lost_adopted == c0.lost_adopted + 1, "%s: adopted counted", k->acquire);
+    /* it did not run: the call's error, settled, may be sent again */
+    lost(k, 0, 1, 1, 9, 4000, &q, &a);
+    CHECKF(a.is == RLK_ACQ_END && a.err == RLK_ERR_TIMEOUT && a.retry, "%s: did not run",
+           k->acquire);
+    CHECK_STR_CONTAINS(a.msg, "timed out (settled: the acquire did not take the lock)");
+    CHECKF(counters.lost_not_run == c0.lost_not_run + 1, "%s: not run counted", k->acquire);
+    if (tok) {
+        /* it ran, no lease left (or no token): given back, not adopted */
+        lost(k, 0, 0, 1, 9, 0, &q, &a);
+        CHECKF(a.is == RLK_ACQ_GIVE_BACK && a.n == 1 && !q.adopt && a.err == RLK_ERR_TIMEOUT,
+               "%s: no lease left: given back", k->acquire);
+        CHECK_STR_CONTAINS(a.msg, "no lease left when read back: not adopted");
+        lost(k, 0, 0, 1, 0, 4000, &q, &a);
+        CHECKF(a.is == RLK_ACQ_GIVE_BACK && !q.adopt, "%s: no token: given back", k->acquire);
+        CHECK_STR_CONTAINS(a.msg, "no token");
+    }
+    if (!(k->flags & RLK_PROTO_VALUES)) {
+        /* it ran, and two earlier lost acquires too: one adopted, two given back */
+        lost(k, 0, 1, 4, 9, 4000, &q, &a);
+        CHECKF(a.is == RLK_ACQ_GIVE_BACK && a.n == 2 && q.adopt, "%s: surplus given back",
+               k->acquire);
+    }
+    /* a shared holder id still held: unknown, nothing kept as a doubt */
+    lost(k, 1, 0, 1, 9, 4000, &q, &a);
+    CHECKF(a.is == RLK_ACQ_END && a.err == RLK_ERR_UNSETTLED && !a.keep_doubt, "%s: shared id",
+           k->acquire);
+    CHECK_STR_CONTAINS(a.msg, "the acquire's reply cannot be read back");
+    CHECK_STR_CONTAINS(a.msg, "set by the application");
+    /* a shared holder id, none held: it did not run */
+    lost(k, 1, 0, 0, 0, -2, &q, &a);
+    CHECKF(a.is == RLK_ACQ_END && a.retry, "%s: shared id, not held: did not run", k->acquire);
+    /* the read-back failed: unknown, kept as a doubt unless the id is given */
+    mk(&q, k, 0, 0);
+    rlk_acq_unknown(&q, "timed out", &a);
+    CHECKF(a.is == RLK_ACQ_END && a.err == RLK_ERR_UNSETTLED && a.keep_doubt, "%s: unknown",
+           k->acquire);
+    mk(&q, k, 1, 0);
+    rlk_acq_unknown(&q, "timed out", &a);
+    CHECKF(a.is == RLK_ACQ_END && !a.keep_doubt, "%s: unknown, a given id", k->acquire);
+    /* a read-back of another shape */
+    mk(&q, k, 0, 0);
+    rlk_acq_lost(&q, 0, RLK_ERR_TIMEOUT, &a);
+    rlk_acq_read(&q, i(1), 0, "timed out", &a);
+    CHECKF(a.is == RLK_ACQ_END && a.err == RLK_ERR_UNSETTLED, "%s: unexpected read-back",
+           k->acquire);
+}
+
+/* ------------------------------------------------------------ a lost release */
+
+static void rel(const rlk_proto *k, int given, long long known, long long now, rlk_acq_act *a)
+{
+    rlk_acq q;
+
+    mk(&q, k, given, known);
+    rlk_acq_lost(&q, 1, RLK_ERR_TIMEOUT, a);
+    CHECKF(a->is == RLK_ACQ_READ && a->call == NULL, "%s: a lost release reads the field",
+           k->release);
+    rlk_acq_read(&q, now ? s(now) : &nil, 0, "timed out", a);
+}
+
+static void walk_release(const rlk_proto *k)
+{
+    rlk_acq_act a;
+
+    if (k->flags & RLK_PROTO_VALUES)
+        return;     /* a value list's release is read by its counts (kinds/fastmulti.c) */
+    rel(k, 0, 1, 0, &a);
+    CHECKF(a.is == RLK_ACQ_END && a.err == RLK_OK && a.value == RLK_REL_RELEASED,
+           "%s: ran: released", k->release);
+    rel(k, 0, 2, 1, &a);
+    CHECKF(a.is == RLK_ACQ_END && a.err == RLK_OK && a.value == RLK_REL_STILL_HELD && a.n == 1,
+           "%s: ran: one left", k->release);
+    rel(k, 0, 1, 1, &a);
+    CHECKF(a.is == RLK_ACQ_SEND, "%s: did not run: sent again", k->release);
+    rel(k, 0, 3, 0, &a);
+    CHECKF(a.is == RLK_ACQ_END && a.err == RLK_OK && a.value == RLK_REL_NOT_OWNER,
+           "%s: gone meanwhile", k->release);
+    rel(k, 0, 1, 3, &a);
+    CHECKF(a.is == RLK_ACQ_END && a.err == RLK_ERR_UNSETTLED, "%s: more than known",
+           k->release);
+    CHECK_STR_CONTAINS(a.msg, "the release's reply cannot be read back");
+    rel(k, 1, 1, 1, &a);
+    CHECKF(a.is == RLK_ACQ_END && a.err == RLK_ERR_UNSETTLED, "%s: a given id still held",
+           k->release);
+    rel(k, 1, 1, 0, &a);
+    CHECKF(a.is == RLK_ACQ_END && a.err == RLK_OK && a.value == RLK_REL_RELEASED,
+           "%s: a given id, none left: released", k->release);
+    /* a hold this client never recorded (a given id's, taken elsewhere) */
+    rel(k, 1, 0, 0, &a);
+    CHECKF(a.is == RLK_ACQ_END && a.err == RLK_OK && a.value == RLK_REL_RELEASED,
+           "%s: not recorded, gone: released (is %d err %d)", k->release, a.is, a.err);
+    rel(k, 0, 0, 1, &a);
+    CHECKF(a.is == RLK_ACQ_END && a.err == RLK_ERR_UNSETTLED, "%s: not recorded, held",
+           k->release);
+}
+
+static void test_rows(void)
+{
+    for (size_t n = 0; n < NROWS; n++) {
+        walk_begin(rows[n]);
+        walk_reply(rows[n]);
+        walk_lost(rows[n]);
+        walk_release(rows[n]);
+    }
+}
+
+/* ------------------------------------------------------------ the rules */
+
+static void test_settle_rule(void)
+{
+    rlk_acq_settled d;
+
+    d = rlk_acq_settle_rule(0, 0, 1);       /* it did not run */
+    CHECK_INT_EQ(d.ran + d.adopt + d.give_back, 0);
+    d = rlk_acq_settle_rule(2, 1, 1);       /* fewer than known: not run either */
+    CHECK_INT_EQ(d.ran + d.adopt + d.give_back, 0);
+    d = rlk_acq_settle_rule(0, 1, 1);       /* it ran: adopt, nothing beyond */
+    CHECK(d.ran && d.adopt && d.give_back == 0);
+    d = rlk_acq_settle_rule(1, 4, 1);       /* two earlier lost acquires ran too */
+    CHECK(d.adopt && d.give_back == 2);
+    d = rlk_acq_settle_rule(0, 50, 1);      /* at most 8 given back */
+    CHECK_INT_EQ(d.give_back, RLK_ACQ_GIVE_BACK_MAX);
+    d = rlk_acq_settle_rule(0, 3, 0);       /* ran, not adoptable: all of it given back */
+    CHECK(d.ran && !d.adopt && d.give_back == 3);
+}
+
+static void test_release_rule(void)
+{
+    CHECK_INT_EQ(rlk_acq_release_rule(2, 2, 0), RLK_ACQ_REL_AGAIN);     /* did not run */
+    CHECK_INT_EQ(rlk_acq_release_rule(2, 1, 0), RLK_ACQ_REL_RAN);
+    CHECK_INT_EQ(rlk_acq_release_rule(1, 0, 0), RLK_ACQ_REL_RAN);       /* released */
+    CHECK_INT_EQ(rlk_acq_release_rule(3, 0, 0), RLK_ACQ_REL_GONE);      /* lost meanwhile */
+    CHECK_INT_EQ(rlk_acq_release_rule(1, 2, 0), RLK_ACQ_REL_UNKNOWN);   /* more than known */
+    CHECK_INT_EQ(rlk_acq_release_rule(1, 1, 1), RLK_ACQ_REL_UNKNOWN);   /* a given id held */
+    CHECK_INT_EQ(rlk_acq_release_rule(2, 0, 1), RLK_ACQ_REL_GONE);
+    CHECK_INT_EQ(rlk_acq_release_rule(1, 0, 1), RLK_ACQ_REL_RAN);
+    CHECK_INT_EQ(rlk_acq_release_rule(4, 1, 0), RLK_ACQ_REL_RAN);
+    CHECK_INT_EQ(rlk_acq_release_rule(3, 3, 1), RLK_ACQ_REL_UNKNOWN);
+    CHECK_INT_EQ(rlk_acq_release_rule(0, 0, 0), RLK_ACQ_REL_RAN);       /* not recorded: gone */
+    CHECK_INT_EQ(rlk_acq_release_rule(0, 0, 1), RLK_ACQ_REL_RAN);
+    CHECK_INT_EQ(rlk_acq_release_rule(0, 2, 0), RLK_ACQ_REL_UNKNOWN);
+}
+
+/* Where a grant's reach is counted, a wake ticket; elsewhere a plain one (both APIs). */
+static void test_ticket(void)
+{
+    const char *uuid = "0123456789abcdef0123456789abcdef";
+
+    CHECK(rlk_names_ticket_wakes(rlk_acq_ticket(1, uuid)));
+    CHECK(!rlk_names_ticket_wakes(rlk_acq_ticket(0, uuid)));
+    CHECK(rlk_acq_ticket(0, uuid) > 0);
+}
+
+int main(void)
+{
+    RUN_TEST(test_rows);
+    RUN_TEST(test_settle_rule);
+    RUN_TEST(test_release_rule);
+    RUN_TEST(test_ticket);
+    return check_summary("test_acq");
+}
