@@ -59,6 +59,13 @@ rlk_ae_call *rlk_a_kind_call(rlk_async *ac, const rlk_proto_call *pc, const char
                              const rlk_proto_argvals *vals, char *const *tail,
                              rlk_ae_reply_fn fn, void *arg)
 {
+    return rlk_a_kind_callo(ac, pc, NULL, name, vals, tail, fn, arg);
+}
+
+rlk_ae_call *rlk_a_kind_callo(rlk_async *ac, const rlk_proto_call *pc, const char *opt,
+                              const char *name, const rlk_proto_argvals *vals, char *const *tail,
+                              rlk_ae_reply_fn fn, void *arg)
+{
     rlk_proto_argvals v = *vals;
     rlk_proto_built b;
     rlk_ae_call *call = NULL;
@@ -67,7 +74,7 @@ rlk_ae_call *rlk_a_kind_call(rlk_async *ac, const rlk_proto_call *pc, const char
 
     if (!v.publish)
         v.publish = rlk_ae_publish_arg(ac);
-    if (rlk_proto_build(pc, name, &v, &b) == 0 && !tail)
+    if (rlk_proto_build_with(pc, opt, NULL, NULL, name, &v, &b) == 0 && !tail)
         call = rlk_ae_scriptv(ac, pc->script, b.nkeys, b.keys, b.nargs, b.av.v, b.av.len, fn,
                               arg);
     else if (b.nkeys >= 0 && b.nargs >= 0 &&

@@ -33,5 +33,9 @@ const rlk_proto *rlk_a_kind_nr(int kind);
 rlk_ae_call *rlk_a_kind_call(rlk_async *ac, const rlk_proto_call *pc, const char *name,
                              const rlk_proto_argvals *vals, char *const *tail,
                              rlk_ae_reply_fn fn, void *arg);
+/* The same with the KEYS of the roles opt (a row's opt_keys; NULL: none) after the header's. */
+rlk_ae_call *rlk_a_kind_callo(rlk_async *ac, const rlk_proto_call *pc, const char *opt,
+                              const char *name, const rlk_proto_argvals *vals, char *const *tail,
+                              rlk_ae_reply_fn fn, void *arg);
 
 #endif /* RLK_A_KIND_H */

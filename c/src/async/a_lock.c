@@ -78,34 +78,19 @@ typedef struct rlk_a_lockreq {
 
 /* ---------------------------------------------------------------- the request */
 
-/* Sends script with the request's keys (its header's roles) and the args named: the call in
- * flight is then a->w.call; 0. -1: not sent (out of memory, closing, or a row that does not fit
- * its script; fn is not called). */
+/* Sends script with the args named (kinds/proto.h's call, its KEYS the header's roles, then
+ * the row's optional ones but for the cancel, a value list's values after its ARGV): the call
+ * in flight is then a->w.call; 0. -1: not sent (out of memory, closing; fn is not called). */
 static int alk_send(rlk_a_lockreq *a, const char *script, const char *argnames,
                     long long lease, long long ticket, rlk_ae_reply_fn fn)
 {
-    const char *keys[RLK_PROTO_KEYS];
-    rlk_proto_argvals vals = {.lease_ms = lease, .owner = a->owner, .ticket = ticket,
-                              .publish = rlk_ae_publish_arg(a->h.ac), .value = a->value,
-                              .delay_ms = a->delay_ms, .secret = rlk_async_uuid(a->h.ac)};
-    rlk_proto_argv av;
-    int nk = rlk_proto_keys_list(&a->keys, rlk_script_key_roles(script), keys, RLK_PROTO_KEYS);
-    int na = rlk_proto_args(argnames, &vals, &av), no;
-    const char **v = NULL;
+    rlk_proto_argvals v = {.lease_ms = lease, .owner = a->owner, .ticket = ticket,
+                           .value = a->value, .delay_ms = a->delay_ms,
+                           .secret = rlk_async_uuid(a->h.ac)};
 
-    /* The row's optional keys after the header's (not the cancel's: it takes none). */
-    if (nk >= 0 && a->k->opt_keys && script != a->k->cancel) {
-        no = rlk_proto_keys_list(&a->keys, a->k->opt_keys, keys + nk, RLK_PROTO_KEYS - nk);
-        nk = no < 0 ? -1 : nk + no;
-    }
-    if (nk < 0 || na < 0)
-        a->w.call = NULL;
-    else if (!a->values)
-        a->w.call = rlk_ae_scriptv(a->h.ac, script, nk, keys, na, av.v, NULL, fn, a);
-    else    /* RLK_PROTO_VALUES: the values after the named arguments. */
-        a->w.call = (v = rlk_a_common_join(av.v, na, a->values, &na)) != NULL
-                    ? rlk_ae_scriptv(a->h.ac, script, nk, keys, na, v, NULL, fn, a) : NULL;
-    free(v);
+    a->w.call = rlk_a_kind_callo(a->h.ac, &(rlk_proto_call){script, argnames},
+                                script == a->k->cancel ? NULL : a->k->opt_keys, a->name, &v,
+                                a->values, fn, a);
     return a->w.call ? 0 : -1;
 }
 
@@ -272,14 +257,13 @@ static void alk_acquired(rlk_a_lockreq *a)
     rlk_a_wait_quiet(&a->w);
     if (!h)
         goto nomem;     /* no room to remember it: given back rather than held blind */
-    if ((h->count == 0 || !(a->k->flags & RLK_PROTO_ONE_HOLD)) && h->count++ == 0)
+    if (rlk_acq_adds(&a->m, h->count) && h->count++ == 0)
         h->acquired_ns = rlk_clock_now_ns();
     h->row = a->k;      /* a re-entry's is the hold's (rlk_proto_keeps) */
     h->kind_data = a->delay_ms;
     h->lease_ms = a->lease_ms;
     h->lease_ns = a->watchdog ? 0 : a->sent * RLK_NS_PER_MS;
-    if (a->k->flags & RLK_PROTO_TOKEN)
-        h->token = a->m.token;
+    h->token = a->m.token;
     if (a->watchdog && h->wd) {
         rlk_ae_wd_acquired(h->wd, a->sent);     /* the re-entry set the lease again */
     } else if (a->watchdog) {
@@ -299,8 +283,7 @@ static void alk_acquired(rlk_a_lockreq *a)
         alk_release(a);
         return;
     }
-    rlk_ae_complete(a->h.r, RLK_OK, a->k->flags & RLK_PROTO_TOKEN ? a->m.token : h->count, NULL,
-                    NULL);
+    rlk_ae_complete(a->h.r, RLK_OK, a->m.token ? a->m.token : h->count, NULL, NULL);
     return;
 nomem:
     a->w.ending = RLK_ERR_NOMEM;
@@ -374,8 +357,7 @@ static void alk_read_back(rlk_a_lockreq *a)
 
     rlk_acq_lost(&a->m, a->m.rel, a->m.lost_rc, &x);
     if (x.call)
-        a->w.call = rlk_a_kind_call(a->h.ac, &(rlk_proto_call){x.call, a->k->held_args}, a->name,
-                                    &v, NULL, alk_read_reply, a);
+        alk_send(a, x.call, a->k->held_args, a->lease_ms, 0, alk_read_reply);
     else if (a->values)
         a->w.call = rlk_a_kind_call(a->h.ac, &rlk_fastmulti_counts_call, a->name, &v, a->values,
                                     alk_read_reply, a);
@@ -480,7 +462,8 @@ static void alk_acquire_reply(rlk_async *ac, int rc, const redisReply *r, const 
                 cancelled ? "cancelled" : errstr);
         return;
     }
-    alk_set_msg(a, "%s", errstr ? errstr : "");
+    if (rc != RLK_OK)
+        alk_set_msg(a, "%s", errstr ? errstr : "");     /* an END keeps the call's own */
     rlk_acq_reply(&a->m, rc, errstr, r, a->sent, &x);
     alk_act(a, &x);
 }

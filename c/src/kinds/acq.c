@@ -111,6 +111,11 @@ int rlk_acq_reply(rlk_acq *q, int rc, const char *errstr, const redisReply *r, l
     }
 }
 
+int rlk_acq_adds(const rlk_acq *q, long long count)
+{
+    return count == 0 || !(q->row->flags & RLK_PROTO_ONE_HOLD);
+}
+
 int rlk_acq_lost(rlk_acq *q, int rel, int rc, rlk_acq_act *a)
 {
     memset(a, 0, sizeof *a);

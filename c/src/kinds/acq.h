@@ -91,6 +91,10 @@ int rlk_acq_begin(rlk_acq *q, long long token, rlk_acq_act *a);
 int rlk_acq_reply(rlk_acq *q, int rc, const char *errstr, const redisReply *r, long long sent_ms,
                   rlk_acq_act *a);
 
+/* 1 when recording the acquisition adds one to the count the client keeps of the hold (a
+ * one-hold row's hold counts once, whatever re-took it). */
+int rlk_acq_adds(const rlk_acq *q, long long count);
+
 /* A reply lost (rel: of a release, else of the acquire; rc the call's error): READ. */
 int rlk_acq_lost(rlk_acq *q, int rel, int rc, rlk_acq_act *a);
 

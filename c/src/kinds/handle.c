@@ -128,36 +128,43 @@ static int rlk_handle_act(rlk_handle_acq *a, rlk_acq_act *x)
     return x->msg[0] ? rlk_set_error(c, x->err, "%s", x->msg) : x->err;
 }
 
-/* The settle of a lost acquire (rlk_handle_acq.settle) but the faster MultiLock's: once the
- * connection is fenced, the read-back the machine asks for, then what it says. */
-static int rlk_handle_lost(rlk_handle_acq *a, int rc, long long sent)
+/* A call of b whose reply was lost (rel: a release; rc its error), the machine q: 0 when the
+ * reply was not lost (rc stands). Else 1 and x the machine's action once the connection is
+ * fenced and the read-back it asks for made (or could not be). */
+static int rlk_handle_read_back(const rlk_fam_base *b, rlk_acq *q, int rel, int rc, rlk_acq_act *x)
 {
-    const rlk_fam_base *b = a->b;
     const char *keys[2] = {b->name, b->key[RLK_PROTO_KEY_TOKEN]}, *argv[3] = {"HGET", b->name};
     redisReply *r = NULL;
-    rlk_acq_act x;
     rlk_fam_err e;
     int settled;
 
     if (!rlk_fam_lost_fence(b, &settled))
-        return rc;
-    a->m.start_ms = sent / RLK_NS_PER_MS;
-    a->m.known = rlk_wd_count_as(b->rt->wd, a->h.kind, b->name, a->owner);
-    rlk_acq_lost(&a->m, 0, rc, &x);
-    argv[2] = x.field;
+        return 0;
+    rlk_acq_lost(q, rel, rc, x);
+    argv[2] = x->field;
     if (settled == RLK_OK) {
         rlk_fam_err_keep(b->c, &e);
-        settled = x.call ? rlk_evalv(b->c, x.call, 2, keys, NULL, 1, &argv[2], NULL, &r)
-                         : rlk_command(b->c, 3, argv, NULL, &r);
+        settled = x->call ? rlk_evalv(b->c, x->call, 2, keys, NULL, 1, &argv[2], NULL, &r)
+                          : rlk_command(b->c, 3, argv, NULL, &r);
         rlk_fam_err_put(b->c, &e, settled);
     }
     if (settled == RLK_OK)
-        rlk_acq_read(&a->m, r, rlk_clock_now_ns() / RLK_NS_PER_MS, rlk_errstr(b->c), &x);
+        rlk_acq_read(q, r, rlk_clock_now_ns() / RLK_NS_PER_MS, rlk_errstr(b->c), x);
     else
-        rlk_acq_unknown(&a->m, rlk_errstr(b->c), &x);
+        rlk_acq_unknown(q, rlk_errstr(b->c), x);
     if (r)
         freeReplyObject(r);
-    return rlk_handle_act(a, &x);
+    return 1;
+}
+
+/* The settle of a lost acquire (rlk_handle_acq.settle) but the faster MultiLock's. */
+static int rlk_handle_lost(rlk_handle_acq *a, int rc, long long sent)
+{
+    rlk_acq_act x;
+
+    a->m.start_ms = sent / RLK_NS_PER_MS;
+    a->m.known = rlk_wd_count_as(a->b->rt->wd, a->h.kind, a->b->name, a->owner);
+    return rlk_handle_read_back(a->b, &a->m, 0, rc, &x) ? rlk_handle_act(a, &x) : rc;
 }
 
 int rlk_handle_acq_start(rlk_handle_acq *a, void *handle, const rlk_fam_base *b,
@@ -216,32 +223,15 @@ static int rlk_handle_rest(rlk_handle_rel *rel, rlk_hold_spec *h, long long leas
     return outcome;
 }
 
-/* A release whose reply was lost (the machine's q): fenced, read back, settled by the one
- * lost-release rule; 1 when it did not run (send it once more), else 0 with *outcome and *rc. */
+/* A release whose reply was lost (the machine's q), settled by the one lost-release rule: 1
+ * when it did not run (send it once more), else 0 with *outcome and *rc. */
 static int rlk_handle_rel_lost(const rlk_fam_base *b, rlk_acq *q, rlk_hold_spec *h, int *outcome,
                                int *rc)
 {
-    const char *argv[3] = {"HGET", b->name};
-    redisReply *r = NULL;
     rlk_acq_act x;
-    rlk_fam_err e;
-    int settled;
 
-    if (!rlk_fam_lost_fence(b, &settled))
+    if (!rlk_handle_read_back(b, q, 1, *rc, &x))
         return 0;
-    rlk_acq_lost(q, 1, *rc, &x);
-    argv[2] = x.field;
-    if (settled == RLK_OK) {
-        rlk_fam_err_keep(b->c, &e);
-        settled = rlk_command(b->c, 3, argv, NULL, &r);
-        rlk_fam_err_put(b->c, &e, settled);
-    }
-    if (settled == RLK_OK)
-        rlk_acq_read(q, r, 0, rlk_errstr(b->c), &x);
-    else
-        rlk_acq_unknown(q, rlk_errstr(b->c), &x);
-    if (r)
-        freeReplyObject(r);
     if (x.is == RLK_ACQ_SEND)
         return 1;
     if (x.keep_doubt)
