@@ -95,7 +95,7 @@ int rlk_wd_kind_data_of(rlk_wd *wd, int kind, const char *name, const char *owne
 /* 1 when held (recorded, not declared lost), with the lease the server counts now: *lease_ms (a
  * fixed hold's latest acquisition or re-entry, or a watchdog hold's renewed lease) began no
  * earlier than *start_ns (CLOCK_MONOTONIC send time of the call that set it; an adopted lost
- * acquire's, as rlk_fam_acquire_lost records it), and *kind_data (0: none). 2 when the watchdog
+ * acquire's, as kinds/acq.c adopts it), and *kind_data (0: none). 2 when the watchdog
  * declared it lost (and it was not taken again since): the same for the lease it was lost with.
  * Else 0. */
 int rlk_wd_lease_of(rlk_wd *wd, int kind, const char *name, const char *owner,
