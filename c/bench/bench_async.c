@@ -270,8 +270,9 @@ static void rlk_bench_w1_start(rlk_bench_atask *tk)
     }
     tk->phase = TK_ACQUIRING;
     tk->t1 = rlk_bench_now_ns();
-    if (rlk_async_lock(run->ac, run->kind, tk->id->key, tk->task, 0, RLK_BENCH_A_LEASE_MS,
-                       rlk_bench_w1_locked, tk) == NULL) {
+    if (rlk_async_lock(run->ac, run->kind, tk->id->key, tk->task, 0,
+                       run->t->w1_watchdog ? -1 : RLK_BENCH_A_LEASE_MS, rlk_bench_w1_locked,
+                       tk) == NULL) {
         rlk_bench_atask_error(tk, 0, "%s%s%s", "rlk_async_lock: out of memory", NULL);
         rlk_bench_atask_done(tk);
     }

@@ -36,6 +36,7 @@ typedef struct rlk_bench_target {
     int no_metrics;                   /* rlk: rlk_metrics_set_enabled(client, 0) */
     int w1_lock;                      /* rlk W1: rlk_lock_try_lock(0) + rlk_lock_unlock, not
                                          rlk_evalv of the two scripts */
+    int w1_watchdog;                  /* ... with lease -1 (the watchdog's), not lease_ms */
     int connect_timeout_ms;
     int command_timeout_ms;
 } rlk_bench_target;

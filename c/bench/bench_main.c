@@ -283,6 +283,7 @@ static void rlk_bench_make_target(rlk_bench_setup *s)
     s->t.names = s->o.names;
     s->t.no_metrics = s->o.no_metrics;
     s->t.w1_lock = s->o.w1_lock;
+    s->t.w1_watchdog = s->o.watchdog;
     s->t.connect_timeout_ms = 2000;
     s->t.command_timeout_ms = 5000;
 }
@@ -319,9 +320,17 @@ static void rlk_bench_json_common(rlk_bench_json *j, const rlk_bench_setup *s)
     rlk_bench_json_str(j, "variant", o->variant ? o->variant : o->baseline ? "baseline" : "rlk");
     rlk_bench_json_str(j, "variant_desc",
                        o->workload == 3 ? "lock requests pending at once, then served"
+                       : o->workload == 1 && o->w1_lock && !o->api_async && o->watchdog
+                       ? "rlk_lock_try_lock (wait 0, lease -1: the watchdog's 30 s lease, renewed "
+                         "until unlock) then rlk_lock_unlock on the client's own key; one "
+                         "rlk_client (pool of 1) per client"
                        : o->workload == 1 && o->w1_lock && !o->api_async
                        ? "rlk_lock_try_lock (wait 0, lease 30000 ms) then rlk_lock_unlock on the "
                          "client's own key; one rlk_client (pool of 1) per client"
+                       : o->workload == 1 && o->api_async && o->watchdog
+                       ? "rlk_async_lock (wait 0, lease -1: the watchdog's 30 s lease, renewed "
+                         "until unlock) then rlk_async_unlock on the client's own key; every "
+                         "client a task of one rlk_async client driven by one thread's poll() loop"
                        : o->workload == 1 ? s->d->w1_desc : s->d->w2_desc);
     rlk_bench_json_int(j, "clients", o->clients);
     rlk_bench_json_num(j, "duration_s", o->duration_s, 3);
@@ -336,6 +345,8 @@ static void rlk_bench_json_common(rlk_bench_json *j, const rlk_bench_setup *s)
         rlk_bench_json_int(j, "names", o->names);
     if (o->workload == 1)
         rlk_bench_json_str(j, "w1_calls", o->baseline ? "evalsha" : o->w1_lock ? "lock" : "eval");
+    if (o->workload == 1 && o->w1_lock)
+        rlk_bench_json_str(j, "lease", o->watchdog ? "watchdog" : "fixed");
     rlk_bench_json_summary_us(j, "rtt_us", &s->rtt);
     rlk_bench_json_int(j, "setup_pings", RLK_BENCH_RTT_PINGS);
 }

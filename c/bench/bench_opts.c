@@ -64,6 +64,9 @@ void rlk_bench_usage(FILE *f)
           "  --w1-lock        W1 through the lock calls (rlk_lock_try_lock with wait 0, then\n"
           "                   rlk_lock_unlock) instead of rlk_evalv of the two scripts;\n"
           "                   --api async always goes through the lock calls\n"
+          "  --watchdog       W1 through the lock calls with a watchdog lease (lease -1: the\n"
+          "                   client's watchdog_lease_ms, 30 s, renewed by its watchdog\n"
+          "                   until unlock) instead of a fixed 30000 ms lease\n"
           "  --workload pending  N lock requests on M names (PREFIX:pending:<j>), each name\n"
           "                   held by a foreign holder (a blocking client in a child process)\n"
           "                   until all are pending, then released; every request served\n"
@@ -227,6 +230,11 @@ static int rlk_bench_check(rlk_bench_opts *o, char *err, size_t errlen)
     }
     if (o->api_async)
         o->w1_lock = 1;
+    if (o->watchdog && (o->baseline || !o->w1_lock || o->workload != 1)) {
+        snprintf(err, errlen, "--watchdog applies to W1 through the lock calls (--w1-lock or "
+                              "--api async), not to --baseline or W2");
+        return -1;
+    }
     if (o->workload == 0 || o->clients == 0 || o->duration_s == 0 || o->port == 0) {
         snprintf(err, errlen, "--workload, --clients, --duration and --port are required");
         return -1;
@@ -285,6 +293,10 @@ int rlk_bench_parse_opts(int argc, char **argv, rlk_bench_opts *o, char *err, si
         }
         if (strcmp(arg, "--w1-lock") == 0) {
             o->w1_lock = 1;
+            continue;
+        }
+        if (strcmp(arg, "--watchdog") == 0) {
+            o->watchdog = 1;
             continue;
         }
         if (strncmp(arg, "--", 2) != 0) {

@@ -37,6 +37,8 @@ typedef struct rlk_bench_opts {
     int api_async;           /* --api async: the rlk variant through rlk_async.h (bench_async.h) */
     int w1_lock;             /* --w1-lock, implied by --api async: W1 through the lock calls
                                 (rlk_lock_try_lock wait 0 + rlk_lock_unlock) instead of rlk_evalv */
+    int watchdog;            /* --watchdog: W1's lock calls take a watchdog lease (lease -1: the
+                                client's watchdog_lease_ms, renewed until unlock), not 30000 ms */
     int requests;            /* --workload pending: lock requests made at once */
     int names;               /* ... on this many names */
     /* Set by the multi-process runner in each child, -1 otherwise: the

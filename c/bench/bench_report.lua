@@ -589,6 +589,68 @@ function M.table_w1(picked, sizes)
     return out, goals
 end
 
+-- The lock calls applications make beside the raw call, from the same run:
+-- rlk (rlk_evalv of the two scripts by name), rlk-lockw1 (rlk_lock_try_lock
+-- wait 0 + rlk_lock_unlock, a fixed 30 s lease), rlk-lockw1-wd (the same with
+-- the watchdog's lease), rlk-async (rlk_async_lock + rlk_async_unlock), each
+-- as a ratio of the raw hiredis baseline's pairs/s and of its client CPU per
+-- pair (user + system of the rlk-bench process around the run). Goals: the
+-- blocking lock calls >= 0.95 x raw pairs/s, CPU per pair <= 1.2 x raw.
+-- Empty when the run had none of the lock-call variants.
+M.W1_CALLS_GOAL = 0.95
+M.W1_CALLS_CPU_GOAL = 1.2
+M.W1_CALLS = {
+    { variant = "rlk", name = "rlk_evalv" },
+    { variant = "rlk-lockw1", name = "lock calls, fixed lease", goal = true },
+    { variant = "rlk-lockw1-wd", name = "lock calls, watchdog lease", goal = true },
+    { variant = "rlk-async", name = "async lock calls" },
+}
+function M.table_w1_calls(picked, sizes)
+    local head = "| clients | raw hiredis pairs/s (CPU µs/pair) |"
+    local rule = "| ---: | ---: |"
+    for _, c in ipairs(M.W1_CALLS) do
+        head = head .. " " .. c.name .. " pairs/s (CPU µs/pair) | ÷ raw: pairs/s, CPU |"
+        rule = rule .. " ---: | ---: |"
+    end
+    local out, goals, any = {
+        "### W1: the lock calls beside raw hiredis (pairs/s and client CPU per pair)", "",
+        head, rule }, {}, false
+    for _, n in ipairs(sizes) do
+        local bres = picked["w1/" .. n .. "/baseline"]
+        local b = M.w1_cell(bres)
+        local bcpu = bres and bres.result and bres.result.cpu_us_per_pair
+        local row = string.format("| %d | %s (%s) |", n, fmt(b and b.rate, 0), fmt(bcpu, 1))
+        for _, c in ipairs(M.W1_CALLS) do
+            local res = picked["w1/" .. n .. "/" .. c.variant]
+            local r = M.w1_cell(res)
+            local cpu = res and res.result and res.result.cpu_us_per_pair
+            local ratio = r and b and per(r.rate, b.rate)
+            local cpu_ratio = per(cpu, bcpu)
+            if r and c.variant ~= "rlk" then
+                any = true
+            end
+            row = row .. string.format(" %s (%s) | %s, %s |", fmt(r and r.rate, 0), fmt(cpu, 1),
+                                       fmt(ratio, 2), fmt(cpu_ratio, 2))
+            if c.goal and r then
+                goals[#goals + 1] = { what = "W1 at " .. n .. ": " .. c.name .. " ÷ raw pairs/s",
+                                      target = "≥ " .. fmt(M.W1_CALLS_GOAL, 2),
+                                      measured = fmt(ratio, 2),
+                                      ok = M.meets(ratio, ">=", M.W1_CALLS_GOAL) }
+                goals[#goals + 1] = { what = "W1 at " .. n .. ": " .. c.name ..
+                                          " client CPU/pair ÷ raw",
+                                      target = "≤ " .. fmt(M.W1_CALLS_CPU_GOAL, 1),
+                                      measured = fmt(cpu_ratio, 2),
+                                      ok = M.meets(cpu_ratio, "<=", M.W1_CALLS_CPU_GOAL) }
+            end
+        end
+        out[#out + 1] = row
+    end
+    if not any then
+        return {}, {}
+    end
+    return out, goals
+end
+
 local function goal_text(g)
     local op = { [">="] = "≥ ", ["<="] = "≤ ", ["=="] = "" }
     return op[g.op] .. fmt(g.bound, g.bound == math.floor(g.bound) and 0 or 2)
@@ -1071,6 +1133,7 @@ function M.report(dir, opts, out, warn)
     local picked = M.median_runs(runs)
     local w1, g1 = M.table_w1(picked, sizes_of(opts.w1))
     local w1us, g0 = M.table_server_us(picked, sizes_of(opts.w1))
+    local w1calls, g6 = M.table_w1_calls(picked, sizes_of(opts.w1))
     local w2, g2 = M.table_w2(picked, sizes_of(opts.w2), tonumber(opts.hold_ms) or 1)
     local w2p, g3 = M.table_w2_modes(picked, sizes_of(opts.w2), tonumber(opts.hold_ms) or 1)
     local tls, g4 = M.table_tls(picked, sizes_of(opts.w1), sizes_of(opts.w2),
@@ -1079,6 +1142,7 @@ function M.report(dir, opts, out, warn)
                                     tonumber(opts.hold_ms) or 1)
     local goals = {}
     for _, g in ipairs(g1) do goals[#goals + 1] = g end
+    for _, g in ipairs(g6) do goals[#goals + 1] = g end
     for _, g in ipairs(g0) do goals[#goals + 1] = g end
     for _, g in ipairs(g2) do goals[#goals + 1] = g end
     for _, g in ipairs(g3) do goals[#goals + 1] = g end
@@ -1092,6 +1156,10 @@ function M.report(dir, opts, out, warn)
     out("")
     out(table.concat(w1, "\n"))
     out("")
+    if #w1calls > 0 then
+        out(table.concat(w1calls, "\n"))
+        out("")
+    end
     if #w1us > 4 then
         out(table.concat(w1us, "\n"))
         out("")

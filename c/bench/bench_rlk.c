@@ -222,7 +222,7 @@ static rlk_bench_acq rlk_bench_lib_try_acquire(void *st, char *err, size_t errle
     rlk_bench_acq out = RLK_BENCH_ACQ_ERR;
 
     if (b->t->w1_lock) { /* --w1-lock: the blocking lock call, one attempt */
-        int rc = rlk_lock_try_lock(b->lock, 0, b->lease_ms);
+        int rc = rlk_lock_try_lock(b->lock, 0, b->t->w1_watchdog ? -1 : b->lease_ms);
 
         if (rc == RLK_OK)
             return RLK_BENCH_ACQ_OK;

@@ -434,6 +434,40 @@ test("report: the async API beside the blocking one, its goals met and missed", 
     eq(text2:find("rlk-async", 1, true), nil, "no async table without the variant")
 end)
 
+test("report: the lock calls beside raw hiredis, pairs/s and client CPU per pair", function()
+    local dir = scratch .. "/calls"
+    local function with_cpu(json, v)
+        return (json:gsub("}$", string.format(',"cpu_us_per_pair":%s}', v)))
+    end
+    fixture(dir, {
+        { workload = "w1", clients = 8, variant = "baseline", out = with_cpu(w1_json(1000), 20) },
+        { workload = "w1", clients = 8, variant = "rlk", out = with_cpu(w1_json(950), 22) },
+        { workload = "w1", clients = 8, variant = "rlk-lockw1", out = with_cpu(w1_json(960), 23) },
+        { workload = "w1", clients = 8, variant = "rlk-lockw1-wd", out = with_cpu(w1_json(700), 40) },
+        { workload = "w1", clients = 8, variant = "rlk-async", out = with_cpu(w1_json(1100), 15) },
+    })
+    local rc, text = report(dir, { w1 = "8", w2 = "", hold_ms = "1", duration = "3" })
+    eq(rc, 0, "exit")
+    has(text, "### W1: the lock calls beside raw hiredis (pairs/s and client CPU per pair)",
+        "heading")
+    has(text, "| 8 | 1000 (20.0) | 950 (22.0) | 0.95, 1.10 | 960 (23.0) | 0.96, 1.15 | " ..
+              "700 (40.0) | 0.70, 2.00 | 1100 (15.0) | 1.10, 0.75 |", "row")
+    has(text, "| W1 at 8: lock calls, fixed lease ÷ raw pairs/s | ≥ 0.95 | 0.96 | met |",
+        "fixed goal")
+    has(text, "| W1 at 8: lock calls, fixed lease client CPU/pair ÷ raw | ≤ 1.2 | 1.15 | met |",
+        "fixed CPU goal")
+    has(text, "| W1 at 8: lock calls, watchdog lease ÷ raw pairs/s | ≥ 0.95 | 0.70 | MISSED |",
+        "watchdog goal")
+    has(text, "| W1 at 8: lock calls, watchdog lease client CPU/pair ÷ raw | ≤ 1.2 | 2.00 | MISSED |",
+        "watchdog CPU goal")
+    -- rlk_evalv alone (the old default): no such table
+    local dir2 = scratch .. "/calls-none"
+    fixture(dir2, { { workload = "w1", clients = 8, variant = "rlk", out = w1_json(1000) },
+                    { workload = "w1", clients = 8, variant = "baseline", out = w1_json(1000) } })
+    local _, text2 = report(dir2, { w1 = "8", w2 = "", hold_ms = "1", duration = "3" })
+    eq(text2:find("the lock calls beside raw hiredis", 1, true), nil, "no table without lock calls")
+end)
+
 test("report: an overlap in the events fails the run even when rlk-bench saw none", function()
     local dir = scratch .. "/overlap"
     fixture(dir, {
