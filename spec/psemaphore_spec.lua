@@ -262,7 +262,7 @@ describe("psemaphore/acquire", function()
   end)
 
   it("refuses an id that is held and not expired", function()
-    assert_refused_each("RLK_BADARG", { function() return acquire(LEASE, "live") end,
+    assert_refused_each("RLK_HELD", { function() return acquire(LEASE, "live") end,
                                         function() return acquire(LEASE, "new", "live") end })
   end)
 

@@ -1,5 +1,5 @@
 -- name: psemaphore/acquire
--- version: 5
+-- version: 6
 -- summary: Take permits (stored by id until they expire) unless reserved for another waiter, or queue.
 -- redisson: RedissonPermitExpirableSemaphore.tryAcquireAsync (reclaim; decrby + zadd ids); queue, grant: rlk's
 -- time: server - "now" (which permits expired) and each new permit's expiry (TIME in ms + lease_ms) come from TIME
@@ -17,7 +17,8 @@
 -- return integer: not acquired (a single try): ms until the earliest held permit expires or a reservation ends
 -- return nil: not acquired; queued behind another waiter (wait for a grant), or a single try, nothing expiring
 -- return -3: not acquired; queued first behind another ticket's reservation: attempt again after it
--- error RLK_BADARG: not 5 keys or under 5 arguments, ticket or claim_ms bad, an id empty, long, repeated or held
+-- error RLK_BADARG: not 5 keys or under 5 arguments, ticket or claim_ms bad, an id empty, long or repeated
+-- error RLK_HELD: an id is held already (a permit of it not expired): the caller's own lost acquire ran
 -- error RLK_BADLEASE: lease_ms is not an integer in 1..1000000000000
 -- error RLK_WRONGTYPE: semaphore not an integer in +-(2^53-1), timeouts not a zset, waiters, grant not list, string
 -- error RLK_BADPUBLISH: publish is not exactly publish or spublish
@@ -87,7 +88,7 @@ local now = now_ms()
 for i, id in ipairs(ids) do
   local score = redis.call('zscore', timeouts, id)
   if score and tonumber(score) > now then
-    return redis.error_reply('RLK_BADARG permit id ' .. i .. ' is held already')
+    return redis.error_reply('RLK_HELD permit id ' .. i .. ' is held already')
   end
 end
 local before = count or 0

@@ -11,7 +11,7 @@
  * when: {-1, ms}) makes it attempt again.
  *
  * A retry after a lost reply reuses the id (and passes -ticket: the lost
- * call may have queued it), so "is held already" then proves the lost call
+ * call may have queued it), so RLK_HELD (an id held already) then proves the lost call
  * ran: acquired. docs/async-internals.md describes it.
  */
 #include <stdio.h>
@@ -84,7 +84,7 @@ static void aps_acq_reply(aps *a, int rc, const redisReply *r, const char *errst
 {
     rlk_proto_outcome o;
 
-    if ((rc == RLK_ERR_SCRIPT && a->io_failed && strstr(errstr, "is held already")) ||
+    if ((rc == RLK_ERR_SCRIPT && a->io_failed && rlk_proto_refusal(errstr) == RLK_PROTO_HELD) ||
         (rc == RLK_OK && rlk_proto_read_psem(r, 1, &o) == RLK_PROTO_ACQUIRED))
         aps_acquired(a);
     else if (rc != RLK_OK)
@@ -136,7 +136,7 @@ static void aps_reply(rlk_async *ac, int rc, const redisReply *reply, const char
         rlk_a_semq_finish(&a->q, rc == RLK_ERR_IO && a->io_failed ? RLK_ERR_UNSETTLED : rc, "%s",
                           errstr);
     else if (rc == RLK_ERR_IO && cw == RLK_A_SEMQ_ATTEMPT)
-        aps_attempt(&a->q);     /* the same id: a lost call that ran says "is held already" */
+        aps_attempt(&a->q);     /* the same id: a lost call that ran says RLK_HELD */
     else if (rc == RLK_ERR_IO)
         aps_release_send(a, cw);
     else if (cw == RLK_A_SEMQ_ATTEMPT)

@@ -288,12 +288,14 @@ int rlk_proto_refusal(const char *errstr)
 {
     static const struct { const char *code; int err; } refusals[] = {
         {"RLK_REENTRY", RLK_ERR_REENTRY}, {"RLK_UPGRADE", RLK_ERR_UPGRADE},
+        {"RLK_HELD", RLK_PROTO_HELD},
     };
 
     for (size_t i = 0; errstr && i < sizeof refusals / sizeof refusals[0]; i++) {
         const char *p = strstr(errstr, refusals[i].code);
+        size_t n = strlen(refusals[i].code);
 
-        if (p && (p == errstr || p[-1] == ' ') && (p[11] == ' ' || p[11] == '\0'))
+        if (p && (p == errstr || p[-1] == ' ') && (p[n] == ' ' || p[n] == '\0'))
             return refusals[i].err;
     }
     return 0;

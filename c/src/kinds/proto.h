@@ -135,7 +135,10 @@ int rlk_proto_read_proclaim(const redisReply *r, rlk_proto_outcome *o);
 /* A script's refusal in its error reply (errstr: "RLK_<CODE> ...", maybe
  * after a prefix of the server's): RLK_ERR_REENTRY (RLK_REENTRY: a
  * non-reentrant lock's holder asked again), RLK_ERR_UPGRADE (RLK_UPGRADE: a
- * reader asked for the write lock); 0 for another or NULL. */
+ * reader asked for the write lock), RLK_PROTO_HELD (RLK_HELD: a permit id of
+ * psemaphore/acquire is held already: the caller's own lost call ran); 0 for
+ * another or NULL. */
+#define RLK_PROTO_HELD (-1)
 int rlk_proto_refusal(const char *errstr);
 /* A release script's reply: runtime/fam_hold.h rlk_fam_release_read; a token
  * kind's read-back: runtime/fam_settle.h rlk_fam_held_read. */

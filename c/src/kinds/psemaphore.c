@@ -173,8 +173,8 @@ static int rlk_psem_eval_ids(rlk_psemaphore *s, const rlk_proto_call *pc, rlk_pr
 
 /* A failed acquire call. Its reply lost: once fenced, its first permit id
  * in the timeouts set proves that it ran and took them all (atomically):
- * acquired. After one whose reply was lost, "is held already" (the ids are
- * this call's, 128 random bits each) proves the same. */
+ * acquired. After one whose reply was lost, RLK_HELD (an id held already: the
+ * ids are this call's, 128 random bits each) proves the same. */
 static int rlk_psem_attempt_error(rlk_psem_try *t, int rc)
 {
     rlk_psemaphore *s = t->s;
@@ -193,7 +193,7 @@ static int rlk_psem_attempt_error(rlk_psem_try *t, int rc)
     if (rc == RLK_ERR_IO || rc == RLK_ERR_TIMEOUT)
         t->io_failed = 1;
     else if (rc == RLK_ERR_SCRIPT && t->io_failed &&
-             strstr(rlk_errstr(t->s->b.c), "is held already"))
+             rlk_proto_refusal(rlk_errstr(t->s->b.c)) == RLK_PROTO_HELD)
         return RLK_OK;
     return rc;
 }

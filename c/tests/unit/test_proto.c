@@ -67,6 +67,8 @@ static void test_refusal(void)
     CHECK_INT_EQ(rlk_proto_refusal("RLK_REENTRYX"), 0);
     CHECK_INT_EQ(rlk_proto_refusal("XRLK_REENTRY"), 0);
     CHECK_INT_EQ(rlk_proto_refusal("RLK_WRONGTYPE"), 0);
+    CHECK_INT_EQ(rlk_proto_refusal("RLK_HELD permit id 1 is held already"), RLK_PROTO_HELD);
+    CHECK_INT_EQ(rlk_proto_refusal("RLK_HELDX"), 0);
     CHECK_INT_EQ(rlk_proto_refusal(NULL), 0);
 }
 
