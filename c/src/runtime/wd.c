@@ -285,7 +285,16 @@ static void *rlk_wd_main(void *arg)
         int n = rlk_wd_collect(wd, sent_ns, &next, &tail);
 
         if (n == 0 && !lost) {
+            /* With nothing due, look again a watchdog period from now: a hold registered
+             * meanwhile is due a period after its acquire was sent, not sooner, so it need
+             * not wake this thread (rlk_wd_acquired_as signals only one due before then). */
+            if (next < 0 && wd->lease_ms > 0)
+                next = sent_ns + (wd->lease_ms * RLK_NS_PER_MS / 3 > RLK_NS_PER_MS
+                                  ? wd->lease_ms * RLK_NS_PER_MS / 3 : RLK_NS_PER_MS);
+            wd->waiting = 1;
+            wd->wait_until_ns = next;
             rlk_clock_cond_wait_until(&wd->wake, &wd->mu, next);
+            wd->waiting = 0;
             continue;
         }
         if (n > 0) {

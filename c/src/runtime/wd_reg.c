@@ -189,7 +189,10 @@ int rlk_wd_acquired_as(rlk_wd *wd, const rlk_hold_spec *h, long long lease_ms, i
                 e->last_ok_ns = sent_ns;
             if (!e->inflight)
                 e->next_due_ns = e->last_ok_ns + e->period_ns;
-            pthread_cond_signal(&wd->wake);
+            /* Wake the thread only when it sleeps past this entry's due time; not waiting,
+             * it collects the entry on its next look (it takes wd->mu first). */
+            if (wd->waiting && (wd->wait_until_ns < 0 || e->next_due_ns < wd->wait_until_ns))
+                pthread_cond_signal(&wd->wake);
         }
         rlk_holds_drop(wd->lost, rlk_holds_find(wd->lost, h->kind, h->name, h->owner));
     }

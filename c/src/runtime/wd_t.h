@@ -52,6 +52,8 @@ struct rlk_wd {
                                    it was lost with (lease_ns, lease_ms, kind_data) */
     int started;
     int stop;
+    int waiting;                /* the thread waits on wake, until wait_until_ns (-1: no end) */
+    long long wait_until_ns;    /* a new entry due later needs no signal: the thread looks then */
     pthread_t thread;
     long long lease_ms;
     long long round_period_ns;  /* the shortest period among this round's entries */
