@@ -1,5 +1,5 @@
 -- name: reentrant/release
--- version: 10
+-- version: 11
 -- summary: Leave a reentrant lock once; on the last exit delete it, reserve it for the first waiter, publish.
 -- redisson: RedissonLock.unlockInnerAsync (hincrby -1; pexpire while held, else del + publish 0); grant: rlk's
 -- time: none
@@ -23,6 +23,9 @@
 -- error RLK_BADPUBLISH: publish is not exactly publish or spublish
 -- end
 
+-- The helpers of the slow paths (an unusual argument, lock-delay), made only when one is taken:
+-- a closure made on every call costs the uncontended release, so the four are made by one call.
+local function slow_helpers()
 --- @include "lib/is_lease"
 
 --- @include "lib/publish_cmd"
@@ -30,6 +33,8 @@
 --- @include "lib/delay_shape"
 
 --- @include "lib/renew_delay"
+  return is_lease, publish_cmd, delay_shape, renew_delay
+end
 
 if (#KEYS ~= 4 and #KEYS ~= 5) or #ARGV ~= 4 then
   return redis.error_reply('RLK_BADARG expected 4 keys and 4 arguments (lock-delay: 5 keys)')
@@ -42,6 +47,10 @@ local owner, lease_ms, claim_ms, publish = ARGV[1], ARGV[2], ARGV[3], ARGV[4]
 -- rest and name the wrong one, in the order of before.
 local usual = #lease_ms < 13 and #claim_ms < 13
   and (lease_ms .. ' ' .. claim_ms .. ' ' .. publish):find('^[1-9]%d* [1-9]%d* s?publish$')
+local is_lease, publish_cmd, delay_shape, renew_delay
+if not usual or delay then
+  is_lease, publish_cmd, delay_shape, renew_delay = slow_helpers()
+end
 if not usual then
   local bad_publish
   publish, bad_publish = publish_cmd(publish)
