@@ -299,8 +299,10 @@ RLK_API const char *rlk_client_uuid(const rlk_client *c);
 /* Why a lock was lost. */
 enum rlk_lost_reason {
     RLK_LOST_GONE = 1,    /* a renewal found the lock no longer held by this holder */
-    RLK_LOST_EXPIRED = 2  /* renewals failed (errors) until lost_margin_ms before its lease,
-                             counted from the send of the last successful renewal, runs out */
+    RLK_LOST_EXPIRED = 2  /* no renewal got through (errors, or none sent: the process was
+                             stopped) until lost_margin_ms before its lease, counted from the
+                             send of the last successful renewal, runs out; none is sent after
+                             that: a hold of the same holder id then may be another process's */
 };
 /* Called from the watchdog thread, once per lost lock; must not block long.
  * When: RLK_LOST_GONE as soon as a renewal replies the holder no longer has

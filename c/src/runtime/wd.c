@@ -193,9 +193,11 @@ static void rlk_wd_lose(rlk_wd *wd, rlk_hold *e, int reason, rlk_hold ***tail)
     }
 }
 
-/* Drops the failing entries whose lease has run out by the clock, and marks those due by now
- * (and those due within a quarter period, to renew them together) in flight; *next: when the
- * earliest of the others is due (-1: none). Returns how many it marked. */
+/* Drops the entries past their loss deadline, failing or not (a renewal sent now could find
+ * a later hold of the same holder id in another process, the lease of this one having run out
+ * on the server while this process was stopped: as engine/ae_wd.c does), and marks those due by
+ * now (and those due within a quarter period, to renew them together) in flight; *next: when
+ * the earliest of the others is due (-1: none). Returns how many it marked. */
 static int rlk_wd_collect(rlk_wd *wd, long long now, long long *next, rlk_hold ***tail)
 {
     int n = 0;
@@ -205,7 +207,7 @@ static int rlk_wd_collect(rlk_wd *wd, long long now, long long *next, rlk_hold *
         after = e->next;
         if (e->inflight)
             continue;
-        if (e->failing && rlk_renew_expired(now, e->last_ok_ns, e->lost_after_ns)) {
+        if (rlk_renew_expired(now, e->last_ok_ns, e->lost_after_ns)) {
             rlk_wd_lose(wd, e, RLK_LOST_EXPIRED, tail);
         } else if (n < RLK_WD_BATCH_MAX && e->next_due_ns <= now + e->period_ns / 4) {
             e->inflight = 1;

@@ -26,7 +26,7 @@ struct rlk_hold {
     int leave_now;              /* rlk_hold_spec.leave_now */
     long long renew_ms;         /* the lease a renewal sets */
     long long period_ns;        /* renewed this often */
-    long long lost_after_ns;    /* failing: lost this long after last_ok_ns */
+    long long lost_after_ns;    /* lost this long after last_ok_ns, failing or not */
     /* Kept entries (rlk_wd_keep; rec NULL): */
     const void *arg;            /* the task's item.arg */
     rlk_wd_lost_fn lost_fn;     /* its lost hook; NULL: a hold's entry */
