@@ -390,8 +390,91 @@ describe("fenced/renew", function()
     { "fenced/renew", { LOCK }, { "1000", A } },
     { "fenced/renew", { LOCK, TOKEN, CHANNEL }, { "1000", A } },
     { "fenced/renew", { LOCK, TOKEN }, { "1000" } },
-    { "fenced/renew", { LOCK, TOKEN }, { "1000", A, "extra" } },
+    { "fenced/renew", { LOCK, TOKEN }, { "1000", A, "1", "extra" } },
   })
+end)
+
+-- The renewal names the hold's token (ARGV[3]): one holder id may hold from several processes (a
+-- nested rlk, a child handed the id, an incarnation that restarted), and a holder whose hold
+-- ran out must not renew the hold its id took again elsewhere with a newer token: it hears 0
+-- (the watchdog's RLK_LOST_GONE). A re-entry with the enclosing hold's token (fenced/reenter)
+-- keeps that token, so a shared-id nesting still renews.
+describe("fenced/renew with the hold's token", function()
+  local function tok_s(t) return string.format("%.0f", t) end
+  local function renew_t(owner, t, lease)
+    return r:script("fenced/renew", { LOCK, TOKEN }, { tostring(lease or LEASE), owner, tok_s(t) })
+  end
+  local function reenter(owner, t)
+    return r:script("fenced/reenter", { LOCK, TOKEN }, { tostring(LEASE), owner, tok_s(t) })
+  end
+
+  it("renews the hold its token names while that token is the last issued", function()
+    local t = acquire_token(A, 2000)
+    assert.equal(1, renew_t(A, t, 7200000))
+    sa.assert_pttl(r, LOCK, 7200000, 7200000 - sa.TTL_SLACK_MS)
+    assert.equal(-1, r:call("PTTL", TOKEN))
+    assert.equal(t, stored_token())
+  end)
+
+  it("replies 0 to the old incarnation of the holder id once it holds again with a newer token", function()
+    local t1 = acquire_token(A, 1000)
+    r:call("DEL", LOCK) -- the first hold's lease ran out (its process was paused)
+    local t2 = acquire_token(A, 5000)
+    assert.is_true(t2 > t1)
+    local before = sa.snapshot(r, { LOCK, TOKEN })
+    assert.equal(0, renew_t(A, t1, 600000))
+    sa.assert_unchanged(r, before)
+    assert.equal(1, renew_t(A, t2, 600000))
+  end)
+
+  it("a re-entry with the hold's token (fenced/reenter) keeps it: the enclosing holder renews", function()
+    local t = acquire_token(A, 5000)
+    assert.equal(t, token_of(reenter(A, t)))
+    assert.equal(1, renew_t(A, t))
+    assert.equal("2", r:call("HGET", LOCK, A))
+  end)
+
+  it("a re-entry that minted a newer token (fenced/acquire) fences the older token's renewal", function()
+    local t1 = acquire_token(A, 5000)
+    local t2 = acquire_token(A, 5000)
+    local before = sa.snapshot(r, { LOCK, TOKEN })
+    assert.equal(0, renew_t(A, t1, 600000))
+    sa.assert_unchanged(r, before)
+    assert.equal(1, renew_t(A, t2, 600000))
+  end)
+
+  it("replies 0 to another holder, with no lock, and with no token key; changes nothing", function()
+    local t = acquire_token(A, 5000)
+    local before = sa.snapshot(r, { LOCK, TOKEN })
+    assert.equal(0, renew_t(B, t))
+    sa.assert_unchanged(r, before)
+    r:call("DEL", TOKEN)
+    before = sa.snapshot(r, { LOCK, TOKEN })
+    assert.equal(0, renew_t(A, t))
+    sa.assert_unchanged(r, before)
+    r:call("DEL", LOCK)
+    assert.equal(0, renew_t(A, t))
+    assert.equal(0, r:call("EXISTS", LOCK, TOKEN))
+  end)
+
+  it("refuses a token that is not a decimal integer in 1..2^53-2 without changing anything", function()
+    acquire_token(A, 5000)
+    local before = sa.snapshot(r, { LOCK, TOKEN })
+    for _, bad in ipairs({ "", "0", "-1", "+1", "01", "1.5", "abc", "1e3", "9007199254740991",
+                           "99999999999999999" }) do
+      sa.assert_error(r:script("fenced/renew", { LOCK, TOKEN }, { tostring(LEASE), A, bad }), "RLK_BADARG")
+    end
+    sa.assert_error(r:script("fenced/renew", { LOCK, TOKEN }, { tostring(LEASE), A, "1", "x" }), "RLK_BADARG")
+    sa.assert_unchanged(r, before)
+  end)
+
+  it("checks the lease and the owner before the token", function()
+    local t = acquire_token(A, 5000)
+    sa.assert_error(r:script("fenced/renew", { LOCK, TOKEN }, { "0", A, tok_s(t) }), "RLK_BADLEASE")
+    sa.assert_error(r:script("fenced/renew", { LOCK, TOKEN }, { tostring(LEASE), "", tok_s(t) }), "RLK_BADOWNER")
+  end)
+
+  wrongtype_cases(function() return renew_t(A, 1) end)
 end)
 
 describe("fenced/token", function()
