@@ -7,7 +7,8 @@
  * A hold is due every lease/3 from the send time of its last successful
  * acquire or renewal (last_ok); holds due within a quarter period are
  * renewed together. Result 1: last_ok moves to the renewal's send time.
- * 0: RLK_LOST_GONE. Otherwise (an error, a lost reply, a call that never
+ * 0: RLK_LOST_GONE (unless the hold's token changed while the renewal was on the wire: then
+ * it is renewed again at once with the new one). Otherwise (an error, a lost reply, a call that never
  * went out) the hold is tried again a period later, and whatever is in
  * flight, once last_ok + lease - lost_margin_ms has passed it is reported
  * RLK_LOST_EXPIRED and dropped: a renewal's late reply is ignored.
@@ -25,6 +26,13 @@
 int rlk_ae_wd_no_deadline;
 
 static void ae_wd_fire(rlk_async *ac, void *arg);
+
+/* A renewal call and the token it named for each of its holds (a hold's token may change
+ * while the call is on the wire: rlk_ae_wd_token). */
+typedef struct ae_wd_call {
+    ae_renewal b;                   /* first: the call's arg is both */
+    char named[AE_RENEW_BATCH][sizeof ((rlk_renew_id *)0)->token];
+} ae_wd_call;
 
 /* The metrics, as the watchdog thread counts: a lock lost (reason
  * RLK_LOST_*), else a renewal call and whether it failed. */
@@ -176,7 +184,8 @@ static void ae_wd_send(rlk_async *ac, const rlk_renew_task *task, rlk_ae_hold **
 static void ae_wd_reply(rlk_async *ac, int rc, const redisReply *r, const char *errstr, int lost,
                         void *arg)
 {
-    ae_renewal *b = arg;
+    ae_wd_call *call = arg;
+    ae_renewal *b = &call->b;
     int results[AE_RENEW_BATCH], each;
     long long now = rlk_ae_now_ms();
 
@@ -197,6 +206,12 @@ static void ae_wd_reply(rlk_async *ac, int rc, const redisReply *r, const char *
         }
         if (each && b->task->fallback) {    /* each alone, with the fallback's results */
             ae_wd_send(ac, b->task->fallback, &h, 1, 1);
+            ae_wd_unref(h);
+            continue;
+        }
+        if (results[k] == 0 && rlk_renew_token_moved(&h->id, call->named[k])) {
+            h->next_due = now;      /* superseded by this client's own re-entry: renew with it */
+            ae_wd_want(ac, ae_wd_when(h));
             ae_wd_unref(h);
             continue;
         }
@@ -224,7 +239,7 @@ static void ae_wd_reply(rlk_async *ac, int rc, const redisReply *r, const char *
             ae_wd_want(ac, ae_wd_when(h));
         ae_wd_unref(h);
     }
-    free(b);
+    free(call);
 }
 
 /* One call of task for hs[0..m) (in flight until its reply). */
@@ -237,7 +252,8 @@ static void ae_wd_send(rlk_async *ac, const rlk_renew_task *task, rlk_ae_hold **
     size_t lens[RLK_RENEW_ARGS_ROOM(AE_RENEW_BATCH)] = {0};
     char lease[24];
     int nkeys = 0, nargs;
-    ae_renewal *b = calloc(1, sizeof *b);
+    ae_wd_call *call = calloc(1, sizeof *call);
+    ae_renewal *b = call ? &call->b : NULL;
 
     if (!b) {       /* not sent: a failed renewal, tried again later */
         for (int k = 0; k < m; k++)
@@ -248,6 +264,7 @@ static void ae_wd_send(rlk_async *ac, const rlk_renew_task *task, rlk_ae_hold **
     snprintf(lease, sizeof lease, "%lld", ae_wd_lease(ac));
     for (int k = 0; k < m; k++) {
         rlk_renew_id_item(&hs[k]->id, NULL, &items[k]);
+        memcpy(call->named[k], hs[k]->id.token, sizeof call->named[k]);
         b->h[k] = hs[k];
         hs[k]->refs++;
         hs[k]->inflight = 1;
@@ -260,8 +277,8 @@ static void ae_wd_send(rlk_async *ac, const rlk_renew_task *task, rlk_ae_hold **
     b->n = m;
     b->fallback = fallback;
     b->sent = rlk_ae_now_ms();
-    if (!rlk_ae_scriptv(ac, task->script, nkeys, keys, nargs, args, lens, ae_wd_reply, b))
-        ae_wd_reply(ac, RLK_ERR_NOMEM, NULL, NULL, 0, b);     /* a failed renewal */
+    if (!rlk_ae_scriptv(ac, task->script, nkeys, keys, nargs, args, lens, ae_wd_reply, call))
+        ae_wd_reply(ac, RLK_ERR_NOMEM, NULL, NULL, 0, call);  /* a failed renewal */
 }
 
 /* Holds past their deadline are lost; the due ones are renewed, grouped

@@ -35,6 +35,21 @@ int rlk_renew_build_one(const rlk_renew_item *items, int m, const char *lease, c
     return 2;
 }
 
+int rlk_renew_build_token(const rlk_renew_item *items, int m, const char *lease,
+                          const char **keys, int *nkeys, const char **args, size_t *lens)
+{
+    int n = rlk_renew_build_one(items, m, lease, keys, nkeys, args, lens);
+
+    if (strcmp(items[0].token, "0") != 0)
+        args[n++] = items[0].token;
+    return n;
+}
+
+int rlk_renew_token_moved(const rlk_renew_id *d, const char *named)
+{
+    return strcmp(d->token, named) != 0;
+}
+
 int rlk_renew_reply_one(int rc, const redisReply *r, int m, int *results)
 {
     (void)m;

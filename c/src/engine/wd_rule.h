@@ -91,6 +91,16 @@ void rlk_renew_id_token(rlk_renew_id *d, long long token);
 int rlk_renew_build_one(const rlk_renew_item *items, int m, const char *lease, const char **keys,
                         int *nkeys, const char **args, size_t *lens);
 int rlk_renew_reply_one(int rc, const redisReply *r, int m, int *results);
+/* As rlk_renew_build_one, and the hold's token as a third ARGV when its driver recorded one (not
+ * "0"): a renewal that names the hold it renews (fenced/renew), so a holder whose hold ran out
+ * does not renew the hold its holder id took again elsewhere with a newer token. */
+int rlk_renew_build_token(const rlk_renew_item *items, int m, const char *lease,
+                          const char **keys, int *nkeys, const char **args, size_t *lens);
+/* 1 when d's token is no longer the one a renewal named (named: its text then): the driver
+ * recorded a newer one meanwhile (a re-entry of this client minted it), so a reply 0 to that
+ * renewal says the named token was superseded, not that the hold is gone: renew again with the
+ * new one. */
+int rlk_renew_token_moved(const rlk_renew_id *d, const char *named);
 /* An array reply of m integers 1/0 into results (another shape: left as is). */
 void rlk_renew_spread(int rc, const redisReply *r, int m, int *results);
 

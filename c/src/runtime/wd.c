@@ -221,6 +221,19 @@ static int rlk_wd_collect(rlk_wd *wd, long long now, long long *next, rlk_hold *
     return n;
 }
 
+/* 1 when a renewal of e that replied 0 named a token its hold no longer has: a re-entry of
+ * this client minted a newer one while the renewal was on the wire (the renewal's token, e->id's,
+ * is set only in rlk_wd_collect). */
+static int rlk_wd_token_moved(const rlk_hold *e, int result)
+{
+    char token[24];
+
+    if (result != 0 || !e->rec)
+        return 0;
+    snprintf(token, sizeof token, "%lld", e->rec->token);
+    return rlk_renew_token_moved(&e->id, token);
+}
+
 static void rlk_wd_apply(rlk_wd *wd, int n, long long sent_ns, rlk_hold ***tail)
 {
     long long now = rlk_clock_now_ns();
@@ -229,6 +242,11 @@ static void rlk_wd_apply(rlk_wd *wd, int n, long long sent_ns, rlk_hold ***tail)
         rlk_hold *e = wd->batch[i];
         int verdict = rlk_renew_verdict(wd->results[i], now, e->last_ok_ns, e->lost_after_ns);
 
+        if (rlk_wd_token_moved(e, wd->results[i])) {
+            e->inflight = 0;
+            e->next_due_ns = now;   /* superseded by this client's own re-entry: renew with it */
+            continue;
+        }
         e->inflight = 0;
         e->failing = wd->results[i] < 0;
         switch (verdict) {
