@@ -121,7 +121,8 @@ int rlk_acq_lost(rlk_acq *q, int rel, int rc, rlk_acq_act *a)
     memset(a, 0, sizeof *a);
     q->rel = rel;
     q->lost_rc = rc;
-    snprintf(a->field, sizeof a->field, "%s%s", q->owner, q->row->field_suffix);
+    snprintf(a->field, sizeof a->field, "%s%s", q->owner,
+             q->row->field_suffix ? q->row->field_suffix : "");
     /* A token row: the count, the hold's token and the PTTL in one read of its held script
      * (never the token of a holder that took the lock since); else the holder's field. */
     a->call = !rel && !(q->row->flags & RLK_PROTO_VALUES) ? q->row->held : NULL;

@@ -70,13 +70,12 @@ const rlk_renew_task rlk_elect_renew_task = {
  * a fenced hold whose token is its term, renewed with elect/renew; candidates wait on the
  * lock's channel, which elect/resign publishes on. Forced as the fenced lock it is. */
 const rlk_proto rlk_elect_row = {
-    "election", RLK_KIND_FENCED, "elect",
-    "elect/campaign", "lease_ms owner value publish secret",
-    "elect/resign", "owner lease_ms publish secret",
-    NULL, NULL,
-    NULL, NULL,
-    "lock_channel", RLK_PROTO_WAIT_CHANNEL, RLK_PROTO_TOKEN | RLK_PROTO_ONE_HOLD, "",
-    &rlk_elect_renew_task, "lock token", RLK_ELECT_VALUE_MAX, NULL, "fenced/held", "owner", NULL};
+    .what = "election", .hold = RLK_KIND_FENCED, .names = "elect", .acquire = "elect/campaign",
+    .acquire_args = "lease_ms owner value publish secret", .release = "elect/resign",
+    .release_args = "owner lease_ms publish secret", .wait_channel = "lock_channel",
+    .wait = RLK_PROTO_WAIT_CHANNEL, .flags = RLK_PROTO_TOKEN | RLK_PROTO_ONE_HOLD,
+    .renew = &rlk_elect_renew_task, .renew_keys = "lock token", .value_max = RLK_ELECT_VALUE_MAX,
+    .held = "fenced/held", .held_args = "owner"};
 const rlk_proto_call rlk_elect_proclaim_call = {"elect/proclaim",
                                                 "owner term value publish secret"};
 const rlk_proto_call rlk_elect_leader_call = {"elect/leader", ""};

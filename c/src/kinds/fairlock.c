@@ -50,22 +50,20 @@ const rlk_renew_task rlk_fairlock_renew_task = {
 
 /* The fair lock's rows (kinds/proto.h): reentrant, and Redisson's non-reentrant fair lock. */
 const rlk_proto rlk_fairlock_row = {
-    "lock", RLK_KIND_FAIR, "fair",
-    "fair/acquire", "lease_ms owner wait_ms",
-    "fair/release", "owner lease_ms publish",
-    "fair/cancel", "owner publish",
-    "fair/force_release", "publish",
-    "channel", RLK_PROTO_WAIT_FAIR, 0, "", &rlk_fairlock_renew_task, "lock queue timeouts", 0,
-    NULL, NULL, NULL, NULL};
+    .what = "lock", .hold = RLK_KIND_FAIR, .names = "fair", .acquire = "fair/acquire",
+    .acquire_args = "lease_ms owner wait_ms", .release = "fair/release",
+    .release_args = "owner lease_ms publish", .cancel = "fair/cancel",
+    .cancel_args = "owner publish", .force = "fair/force_release", .force_args = "publish",
+    .wait_channel = "channel", .wait = RLK_PROTO_WAIT_FAIR, .renew = &rlk_fairlock_renew_task,
+    .renew_keys = "lock queue timeouts"};
 
 const rlk_proto rlk_fairlock_nr_row = {
-    "non-reentrant fair lock", RLK_KIND_FAIR, "fair",
-    "fair/nonreentrant_acquire", "lease_ms owner wait_ms",
-    "fair/release", "owner lease_ms publish",
-    "fair/cancel", "owner publish",
-    "fair/force_release", "publish",
-    "channel", RLK_PROTO_WAIT_FAIR, RLK_PROTO_NON_REENTRANT, "", &rlk_fairlock_renew_task,
-    "lock queue timeouts", 0, NULL, NULL, NULL, NULL};
+    .what = "non-reentrant fair lock", .hold = RLK_KIND_FAIR, .names = "fair",
+    .acquire = "fair/nonreentrant_acquire", .acquire_args = "lease_ms owner wait_ms",
+    .release = "fair/release", .release_args = "owner lease_ms publish", .cancel = "fair/cancel",
+    .cancel_args = "owner publish", .force = "fair/force_release", .force_args = "publish",
+    .wait_channel = "channel", .wait = RLK_PROTO_WAIT_FAIR, .flags = RLK_PROTO_NON_REENTRANT,
+    .renew = &rlk_fairlock_renew_task, .renew_keys = "lock queue timeouts"};
 
 /* ---------------------------------------------------------------- handles */
 

@@ -88,13 +88,12 @@ const rlk_renew_task rlk_fastmulti_renew_task = {
  * different values), bounded by the TTL a refusal returns. One hold (kind lock, name the
  * group) per owner, fastmulti/renew. */
 const rlk_proto rlk_fastmulti_row = {
-    "faster MultiLock", RLK_KIND_LOCK, "fastmulti",
-    "fastmulti/acquire", "lease_ms owner",
-    "fastmulti/release", "owner lease_ms publish",
-    NULL, NULL,
-    "fastmulti/force_release", "publish",
-    "channel", RLK_PROTO_WAIT_CHANNEL, RLK_PROTO_VALUES, "", &rlk_fastmulti_renew_task, "group",
-    0, NULL, NULL, NULL, &rlk_fastmulti_sub_rule};
+    .what = "faster MultiLock", .hold = RLK_KIND_LOCK, .names = "fastmulti",
+    .acquire = "fastmulti/acquire", .acquire_args = "lease_ms owner",
+    .release = "fastmulti/release", .release_args = "owner lease_ms publish",
+    .force = "fastmulti/force_release", .force_args = "publish", .wait_channel = "channel",
+    .wait = RLK_PROTO_WAIT_CHANNEL, .flags = RLK_PROTO_VALUES, .renew = &rlk_fastmulti_renew_task,
+    .renew_keys = "group", .grants = &rlk_fastmulti_sub_rule};
 const rlk_proto_call rlk_fastmulti_held_call = {"fastmulti/held", "owner"};
 const rlk_proto_call rlk_fastmulti_counts_call = {"fastmulti/counts", "owner"};
 

@@ -41,13 +41,12 @@ const rlk_renew_task rlk_fenced_renew_task = {
 };
 
 const rlk_proto rlk_fenced_row = {
-    "lock", RLK_KIND_FENCED, "fenced",
-    "fenced/acquire", "lease_ms owner",
-    "fenced/release", "owner lease_ms publish",
-    NULL, NULL,
-    "reentrant/force_release", "publish",
-    "channel", RLK_PROTO_WAIT_CHANNEL, RLK_PROTO_TOKEN, "", &rlk_fenced_renew_task,
-    "lock token", 0, NULL, "fenced/held", "owner", NULL};
+    .what = "lock", .hold = RLK_KIND_FENCED, .names = "fenced", .acquire = "fenced/acquire",
+    .acquire_args = "lease_ms owner", .release = "fenced/release",
+    .release_args = "owner lease_ms publish", .force = "reentrant/force_release",
+    .force_args = "publish", .wait_channel = "channel", .wait = RLK_PROTO_WAIT_CHANNEL,
+    .flags = RLK_PROTO_TOKEN, .renew = &rlk_fenced_renew_task, .renew_keys = "lock token",
+    .held = "fenced/held", .held_args = "owner"};
 
 /* ---------------------------------------------------------------- handles */
 

@@ -115,43 +115,42 @@ const rlk_renew_task rlk_lock_renew_task = {
 /* ---------------------------------------------------------------- rows (kinds/proto.h) */
 
 const rlk_proto rlk_lock_row = {
-    "lock", RLK_KIND_LOCK, "reentrant",
-    "reentrant/acquire", "lease_ms owner ticket",
-    "reentrant/release", "owner lease_ms claim_ms publish",
-    "reentrant/cancel", "ticket claim_ms publish",
-    "reentrant/force_release", "publish",
-    "channel", RLK_PROTO_WAIT_QUEUE, 0, "", &rlk_lock_renew_task, "lock", 0, NULL, NULL, NULL,
-    &rlk_lock_sub_rule};
+    .what = "lock", .hold = RLK_KIND_LOCK, .names = "reentrant", .acquire = "reentrant/acquire",
+    .acquire_args = "lease_ms owner ticket", .release = "reentrant/release",
+    .release_args = "owner lease_ms claim_ms publish", .cancel = "reentrant/cancel",
+    .cancel_args = "ticket claim_ms publish", .force = "reentrant/force_release",
+    .force_args = "publish", .wait_channel = "channel", .wait = RLK_PROTO_WAIT_QUEUE,
+    .renew = &rlk_lock_renew_task, .renew_keys = "lock", .grants = &rlk_lock_sub_rule};
 
 /* Attempts that never queue (ticket 0). */
 const rlk_proto rlk_lock_spin_row = {
-    "lock", RLK_KIND_LOCK, "reentrant",
-    "reentrant/acquire", "lease_ms owner ticket",
-    "reentrant/release", "owner lease_ms claim_ms publish",
-    NULL, NULL,
-    "reentrant/force_release", "publish",
-    "channel", RLK_PROTO_WAIT_SPIN, 0, "", &rlk_lock_renew_task, "lock", 0, NULL, NULL, NULL, NULL};
+    .what = "lock", .hold = RLK_KIND_LOCK, .names = "reentrant", .acquire = "reentrant/acquire",
+    .acquire_args = "lease_ms owner ticket", .release = "reentrant/release",
+    .release_args = "owner lease_ms claim_ms publish", .force = "reentrant/force_release",
+    .force_args = "publish", .wait_channel = "channel", .wait = RLK_PROTO_WAIT_SPIN,
+    .renew = &rlk_lock_renew_task, .renew_keys = "lock"};
 
 /* With a lock-delay (rlk_lock_set_delay): its acquire, release and force name the delay key
  * {name}:rlk_delay last, the acquire its delay_ms; renewed by the reentrant lock's task, each
  * delay key right after its lock (whose PX becomes lease + delay). Also the force unlock of
  * RLK_KIND_LOCK: a force unlock ends a delay. */
 const rlk_proto rlk_lock_delay_row = {
-    "lock", RLK_KIND_LOCK, "reentrant", "reentrant/acquire", "lease_ms owner ticket delay_ms",
-    "reentrant/release", "owner lease_ms claim_ms publish", "reentrant/cancel",
-    "ticket claim_ms publish", "reentrant/force_release", "publish", "channel",
-    RLK_PROTO_WAIT_QUEUE, 0, "", &rlk_lock_renew_task, "lock delay", 0, "delay", NULL, NULL,
-    &rlk_lock_sub_rule};
+    .what = "lock", .hold = RLK_KIND_LOCK, .names = "reentrant", .acquire = "reentrant/acquire",
+    .acquire_args = "lease_ms owner ticket delay_ms", .release = "reentrant/release",
+    .release_args = "owner lease_ms claim_ms publish", .cancel = "reentrant/cancel",
+    .cancel_args = "ticket claim_ms publish", .force = "reentrant/force_release",
+    .force_args = "publish", .wait_channel = "channel", .wait = RLK_PROTO_WAIT_QUEUE,
+    .renew = &rlk_lock_renew_task, .renew_keys = "lock delay", .opt_keys = "delay",
+    .grants = &rlk_lock_sub_rule};
 
 /* Redisson's non-reentrant lock (kinds/nrlock.c): held and renewed as the reentrant lock. */
 const rlk_proto rlk_lock_nr_row = {
-    "non-reentrant lock", RLK_KIND_LOCK, "nonreentrant",
-    "nonreentrant/acquire", "lease_ms owner",
-    "nonreentrant/release", "owner lease_ms publish",
-    NULL, NULL,
-    "reentrant/force_release", "publish",
-    "channel", RLK_PROTO_WAIT_CHANNEL, RLK_PROTO_NON_REENTRANT, "", &rlk_lock_renew_task,
-    "lock", 0, NULL, NULL, NULL, NULL};
+    .what = "non-reentrant lock", .hold = RLK_KIND_LOCK, .names = "nonreentrant",
+    .acquire = "nonreentrant/acquire", .acquire_args = "lease_ms owner",
+    .release = "nonreentrant/release", .release_args = "owner lease_ms publish",
+    .force = "reentrant/force_release", .force_args = "publish", .wait_channel = "channel",
+    .wait = RLK_PROTO_WAIT_CHANNEL, .flags = RLK_PROTO_NON_REENTRANT,
+    .renew = &rlk_lock_renew_task, .renew_keys = "lock"};
 
 const rlk_proto_call rlk_lock_renew_call = {"reentrant/renew", "lease_ms owner"};
 const rlk_proto_call rlk_lock_first_lease_call = {"reentrant/renew", "lease_ms owner first"};

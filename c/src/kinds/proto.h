@@ -65,7 +65,7 @@ typedef struct rlk_proto {
     const char *wait_channel;       /* the role of the channel its waiters listen on */
     int wait;                       /* RLK_PROTO_WAIT_* */
     int flags;                      /* RLK_PROTO_* */
-    const char *field_suffix;       /* the hold's hash field: owner + this */
+    const char *field_suffix;       /* the hold's hash field: owner + this (NULL: none) */
     const rlk_renew_task *renew;    /* the watchdog's task (the kind's own) */
     const char *renew_keys;         /* the roles of the task's KEYS, the name first */
     size_t value_max;               /* the longest value argument (0: none) */

@@ -86,22 +86,21 @@ const rlk_renew_task rlk_rwlock_renew_writer = {
 
 /* The read and write sides' rows (kinds/proto.h). */
 const rlk_proto rlk_rwlock_read_row = {
-    "lock", RLK_KIND_READ, "rwlock",
-    "rwlock/read_acquire", "lease_ms owner",
-    "rwlock/read_release", "owner claim_ms publish",
-    NULL, NULL,
-    "rwlock/force_release", "mode claim_ms publish",
-    "channel", RLK_PROTO_WAIT_CHANNEL, 0, "", &rlk_rwlock_renew_readers, "lock prefix", 0, NULL,
-    NULL, NULL, NULL};
+    .what = "lock", .hold = RLK_KIND_READ, .names = "rwlock", .acquire = "rwlock/read_acquire",
+    .acquire_args = "lease_ms owner", .release = "rwlock/read_release",
+    .release_args = "owner claim_ms publish", .force = "rwlock/force_release",
+    .force_args = "mode claim_ms publish", .wait_channel = "channel",
+    .wait = RLK_PROTO_WAIT_CHANNEL, .renew = &rlk_rwlock_renew_readers,
+    .renew_keys = "lock prefix"};
 
 const rlk_proto rlk_rwlock_write_row = {
-    "lock", RLK_KIND_WRITE, "rwlock",
-    "rwlock/write_acquire", "lease_ms owner ticket",
-    "rwlock/write_release", "owner lease_ms claim_ms publish",
-    "rwlock/cancel", "ticket claim_ms publish",
-    "rwlock/force_release", "mode claim_ms publish",
-    "channel", RLK_PROTO_WAIT_QUEUE, 0, ":write", &rlk_rwlock_renew_writer, "lock", 0, NULL,
-    NULL, NULL, &rlk_lock_sub_rule};
+    .what = "lock", .hold = RLK_KIND_WRITE, .names = "rwlock", .acquire = "rwlock/write_acquire",
+    .acquire_args = "lease_ms owner ticket", .release = "rwlock/write_release",
+    .release_args = "owner lease_ms claim_ms publish", .cancel = "rwlock/cancel",
+    .cancel_args = "ticket claim_ms publish", .force = "rwlock/force_release",
+    .force_args = "mode claim_ms publish", .wait_channel = "channel",
+    .wait = RLK_PROTO_WAIT_QUEUE, .field_suffix = ":write", .renew = &rlk_rwlock_renew_writer,
+    .renew_keys = "lock", .grants = &rlk_lock_sub_rule};
 
 /* The side's row; its hold: the side's kind, RLK_KIND_WRITE or RLK_KIND_READ. */
 static const rlk_proto *rlk_rw_row(int side)
