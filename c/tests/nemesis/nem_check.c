@@ -13,7 +13,7 @@
 
 const char *const nem_rule_names[NEM_RULES] = {"overlap", "permits", "dup-token", "dup-term",
                                                "token-back", "fenced-write", "resource-order",
-                                               "size", "bad-line"};
+                                               "size", "early-open", "bad-line"};
 
 #define NEM_NAMES 64
 #define NEM_NAME_LEN 96
@@ -56,6 +56,12 @@ typedef struct rent {
     long long idx, token;
 } rent;
 
+typedef struct latchl {
+    int pid, thr, name;
+    char out;                   /* D: A counted, U unknown; O: 'O' */
+    long long sent, done;
+} latchl;
+
 typedef struct logs {
     char names[NEM_NAMES][NEM_NAME_LEN];
     int nnames;
@@ -75,6 +81,9 @@ typedef struct logs {
     sizel *c;
     size_t nc, cc;
     long unknown[NEM_NAMES];        /* U lines: calls on a count nobody can settle */
+    long long count[NEM_NAMES];     /* K lines: a latch's count; -1: none */
+    latchl *d, *o;                  /* D and O lines */
+    size_t nd, cd, no, co;
     long bad;
 } logs;
 
@@ -102,6 +111,7 @@ static int intern(logs *L, const char *name)
         return -1;
     snprintf(L->names[L->nnames], NEM_NAME_LEN, "%s", name);
     L->limit[L->nnames] = -1;
+    L->count[L->nnames] = -1;
     return L->nnames++;
 }
 
@@ -206,6 +216,35 @@ static void parse_line(logs *L, const char *line)
         ok = sscanf(line, "P %95s %lld", name, &n) == 2 && (i = intern(L, name)) >= 0;
         if (ok)
             L->limit[i] = n;
+        break;
+    }
+    case 'K': {
+        long long n;
+        int i;
+
+        ok = sscanf(line, "K %95s %lld", name, &n) == 2 && n > 0 && (i = intern(L, name)) >= 0;
+        if (ok)
+            L->count[i] = n;
+        break;
+    }
+    case 'D':
+    case 'O': {
+        latchl d;
+
+        memset(&d, 0, sizeof d);
+        if (line[0] == 'D') {
+            ok = sscanf(line, "D %d %d %95s %lld %lld %c", &d.pid, &d.thr, name, &d.sent,
+                        &d.done, &c) == 6 && strchr("AU", c) && (d.name = intern(L, name)) >= 0;
+            d.out = c;
+            if (ok)
+                PUSH(L->d, L->nd, L->cd, d);
+        } else {
+            ok = sscanf(line, "O %d %d %95s %lld %lld", &d.pid, &d.thr, name, &d.sent,
+                        &d.done) == 5 && (d.name = intern(L, name)) >= 0;
+            d.out = 'O';
+            if (ok)
+                PUSH(L->o, L->no, L->co, d);
+        }
         break;
     }
     case '#':
@@ -647,6 +686,27 @@ static void check_all(logs *L, int verbose, nem_report *rep)
                       "of unknown outcome)", L->names[z->name], z->size, lim,
                       L->unknown[z->name]);
     }
+    /* A latch's await released (O) only once its count of count-downs had been sent before the
+     * release was seen: each count-down runs after it is sent, and one of unknown outcome may
+     * have counted. */
+    rep->countdowns = (long)L->nd;
+    rep->opens = (long)L->no;
+    for (size_t i = 0; i < L->no; i++) {
+        const latchl *o = &L->o[i];
+        long long k = L->count[o->name], sent = 0;
+
+        if (k < 0) {
+            violation(rep, NEM_BAD_LINE, verbose, "an O line for %s without its K line",
+                      L->names[o->name]);
+            continue;
+        }
+        for (size_t j = 0; j < L->nd; j++)
+            sent += L->d[j].name == o->name && L->d[j].sent < o->done;
+        if (sent < k)
+            violation(rep, NEM_EARLY_OPEN, verbose, "%s: pid %d/%d released at %lld with %lld of "
+                      "its %lld count-downs sent", L->names[o->name], o->pid, o->thr, o->done,
+                      sent, k);
+    }
     rep->renewals = (long)L->nn;
     for (long b = 0; b < L->bad; b++)
         rep->count[NEM_BAD_LINE]++;
@@ -656,6 +716,8 @@ static void check_all(logs *L, int verbose, nem_report *rep)
     free(L->r);
     free(L->n);
     free(L->c);
+    free(L->d);
+    free(L->o);
     free(L);
 }
 
@@ -725,10 +787,12 @@ const char *nem_report_str(const nem_report *rep, char *buf, size_t len)
 {
     size_t off = (size_t)snprintf(buf, len, "%ld holds on %ld locks, %ld renewals, %ld writes "
                                   "(%ld accepted, %ld refused, %ld unknown), %ld resource "
-                                  "entries, %ld holds merged into one of the same holder id:",
+                                  "entries, %ld holds merged into one of the same holder id, "
+                                  "%ld latch count-downs and %ld releases:",
                                   rep->holds, rep->locks, rep->renewals, rep->writes,
                                   rep->accepted, rep->refused, rep->unknown,
-                                  rep->resource_entries, rep->merged);
+                                  rep->resource_entries, rep->merged, rep->countdowns,
+                                  rep->opens);
 
     for (int i = 0; i < NEM_RULES && off < len; i++)
         off += (size_t)snprintf(buf + off, len - off, " %s=%ld", nem_rule_names[i],

@@ -37,6 +37,12 @@
  *   U <pid> <thr> <lock>      a call on a count-only semaphore whose outcome nobody can tell
  *                             (its reply lost, not by the nemesis's own fault): a permit may
  *                             have been taken and never given back
+ *   K <latch> <count>         a count-down latch's count, armed by the parent before the run
+ *   D <pid> <thr> <latch> <sent_ns> <done_ns> <outcome>
+ *       a count-down of the latch sent at sent_ns, returned at done_ns: outcome A counted, U
+ *       unknown (its reply lost: it may have counted)
+ *   O <pid> <thr> <latch> <sent_ns> <done_ns>
+ *       an await of the latch that returned RLK_OK (released: the count reached 0) at done_ns
  *   # ...                     a comment (the seed, the options)
  *
  * A hold is [start, end) with end the earlier of its E line and its lease's end: sent + lease,
@@ -55,7 +61,10 @@
  *   resource-order  the resource's content (R lines) has a token below one before it
  *   size            a semaphore's size at the end (C) is above its permits, or below them by
  *                   more than its U lines (a permit taken twice, given back twice, or lost)
- *   bad-line        a line that does not parse, an E or W without its A
+ *   early-open      an await of a latch released (O) while fewer count-downs of it had been
+ *                   sent (D lines, A or U) than its count (K): a waiter let go before the count
+ *                   reached 0 (a count-down repeated, a count read wrong)
+ *   bad-line        a line that does not parse, an E or W without its A, an O without its K
  */
 #ifndef RLK_NEM_CHECK_H
 #define RLK_NEM_CHECK_H
@@ -63,7 +72,7 @@
 #include <stddef.h>
 
 enum { NEM_OVERLAP, NEM_PERMITS, NEM_DUP_TOKEN, NEM_DUP_TERM, NEM_TOKEN_BACK, NEM_FENCED_WRITE,
-       NEM_RESOURCE_ORDER, NEM_SIZE, NEM_BAD_LINE, NEM_RULES };
+       NEM_RESOURCE_ORDER, NEM_SIZE, NEM_EARLY_OPEN, NEM_BAD_LINE, NEM_RULES };
 
 extern const char *const nem_rule_names[NEM_RULES];
 
@@ -71,6 +80,7 @@ typedef struct nem_report {
     long count[NEM_RULES];
     long holds, writes, accepted, refused, unknown, resource_entries, locks, renewals;
     long merged;        /* holds folded into an overlapping hold of the same owner label */
+    long countdowns, opens; /* a latch's D and O lines */
 } nem_report;
 
 /* The rule's index for its name, or -1. */

@@ -51,6 +51,8 @@
  *               while the parent holds the reentrant lock across it (overlap)
  *   --plant e   (shared) every process holds under one id, though the odd ones are logged as
  *               the other id: two holders the server takes for one (overlap)
+ *   --plant f   (latch, alatch) process 0 counts each round's latch down twice, logging one:
+ *               a waiter released before every count-down was sent (early-open)
  *
  * --failovers N: the Sentinel group (sentinel.h) instead of one server, every client through
  * the sentinels with min_replicas 1, N failovers at seeded times (SENTINEL FAILOVER, or the
@@ -111,27 +113,45 @@
  * non-reentrant locks through the non-blocking API, on the blocking holders' names, so both
  * APIs' holders exclude each other. */
 enum { K_LOCK, K_FENCED, K_ELECT, K_SEM, K_FAIR, K_RW, K_AFENCED, K_NR, K_PSEM, K_FMULTI,
-       K_ALOCK, K_AFAIR, K_ARW, K_ANR, K_SHARED, NKINDS };
+       K_ALOCK, K_AFAIR, K_ARW, K_ANR, K_SHARED, K_ASEM, K_APSEM, K_AELECT, K_LATCH, K_ALATCH,
+       NKINDS };
 static const char *const KIND_NAME[NKINDS] = {"lock", "fenced", "elect", "sem", "fair", "rw",
                                               "afenced", "nr", "psem", "fmulti", "alock",
-                                              "afair", "arw", "anr", "shared"};
+                                              "afair", "arw", "anr", "shared", "asem", "apsem",
+                                              "aelect", "latch", "alatch"};
 /* fmulti: the group (one hash); its values are logged as the locks "{nm-fm}:a" ... */
 static const char *const LOCK_NAME[NKINDS] = {"{nm-lock}", "{nm-fenced}", "{nm-elect}",
                                               "{nm-sem}", "{nm-fair}", "{nm-rw}", "{nm-fenced}",
                                               "{nm-nr}", "{nm-psem}", "{nm-fm}", "{nm-lock}",
-                                              "{nm-fair}", "{nm-rw}", "{nm-nr}", "{nm-shared}"};
+                                              "{nm-fair}", "{nm-rw}", "{nm-nr}", "{nm-shared}",
+                                              "{nm-sem}", "{nm-psem}", "{nm-elect}", "nm-latch",
+                                              "nm-latch"};
 static const char *const FM_VALUE[FM_VALUES] = {"a", "b", "c"};
 /* The resource each token kind writes to: fence key, data key, the name in the logs. */
 static const char *const RES_FENCE[NKINDS] = {NULL, "{nm-res-fenced}:fence",
                                               "{nm-res-elect}:fence", NULL, NULL, NULL,
-                                              "{nm-res-fenced}:fence", NULL, NULL, NULL};
+                                              "{nm-res-fenced}:fence", NULL, NULL, NULL,
+                                              [K_AELECT] = "{nm-res-elect}:fence"};
 static const char *const RES_DATA[NKINDS] = {NULL, "{nm-res-fenced}:log", "{nm-res-elect}:log",
                                              NULL, NULL, NULL, "{nm-res-fenced}:log", NULL, NULL,
-                                             NULL};
+                                             NULL, [K_AELECT] = "{nm-res-elect}:log"};
 static const char *const RES_NAME[NKINDS] = {NULL, "nm-res-fenced", "nm-res-elect", NULL, NULL,
-                                             NULL, "nm-res-fenced", NULL, NULL, NULL};
+                                             NULL, "nm-res-fenced", NULL, NULL, NULL,
+                                             [K_AELECT] = "nm-res-elect"};
 #define DEFAULT_KINDS "lock,fenced,elect,sem,fair,rw,afenced,nr,psem,fmulti,alock,afair,arw," \
-                      "anr,shared"
+                      "anr,shared,asem,apsem,aelect,latch,alatch"
+/* asem, apsem, aelect: the semaphore, the permit-expirable semaphore and the election through
+ * the non-blocking API, on the blocking kinds' names (one semaphore's permits, one election's
+ * terms and resource for both APIs). asem has no lost-reply faults: the semaphore records no
+ * holder, and a lost call's outcome is known to nobody (the blocking sem's fault reads the
+ * reply off the wire, which the loop's connection does not allow).
+ * latch, alatch: the count-down latch on both APIs, in LATCH_ROUNDS rounds: the parent arms
+ * the latch nm-latch-<r> of each round with one count per latch thread of the run (K lines);
+ * in round r every latch thread counts down once (D line; lost replies on 3% of them) and
+ * awaits it (at most LATCH_WAIT_MS; released: an O line). No waiter may be released before
+ * every count-down was sent (early-open). Rounds are not acquisitions (--acq counts holds). */
+#define LATCH_ROUNDS 30
+#define LATCH_WAIT_MS 2000
 /* shared: the reentrant lock {nm-shared} under holder ids that processes share
  * (rlk_lock_set_owner): the even processes hold as SHARED_A, the odd ones as SHARED_B, each A
  * line labelled with its id (nem_check.h: one label, one holder). One hold in four has a nested
@@ -144,7 +164,24 @@ static const char *const RES_NAME[NKINDS] = {NULL, "nm-res-fenced", "nm-res-elec
 /* A kind taken through the non-blocking API (t->ac, not t->c). */
 static int async_kind(int k)
 {
-    return k == K_AFENCED || (k >= K_ALOCK && k <= K_ANR);
+    return k == K_AFENCED || (k >= K_ALOCK && k <= K_ANR) || k == K_ASEM || k == K_APSEM ||
+           k == K_AELECT || k == K_ALATCH;
+}
+
+static int latch_kind(int k)
+{
+    return k == K_LATCH || k == K_ALATCH;
+}
+
+/* The semaphores, either API. */
+static int sem_kind(int k)
+{
+    return k == K_SEM || k == K_ASEM;
+}
+
+static int psem_kind(int k)
+{
+    return k == K_PSEM || k == K_APSEM;
 }
 
 /* The RLK_KIND_* an async kind's requests name (the read-write lock's by side). */
@@ -190,6 +227,7 @@ static unsigned mix(unsigned long long x)
 typedef struct await_ {
     int done, err;
     long long value;
+    char id[RLK_PERMIT_ID_SIZE];    /* apsem: the permit's id */
 } await_;
 
 typedef struct thr {
@@ -212,6 +250,7 @@ typedef struct thr {
     int ran_nil;                /* ... the reply was nil: the acquire took the permit */
     char permit[RLK_PERMIT_ID_SIZE];    /* psem: the permit held */
     long acq, busy, errs, odd, lost_faults, planted, slow, ran_faults, norepl, reentry, nested;
+    long rounds, opens, latch_timeouts;     /* latch, alatch */
     char odd_text[200];
 } thr;
 
@@ -390,6 +429,8 @@ static void a_done(rlk_async *ac, const rlk_async_result *r, void *pd)
     (void)ac;
     w->err = r->err;
     w->value = r->value;
+    if (r->id)
+        snprintf(w->id, sizeof w->id, "%s", r->id);
     w->done = 1;
 }
 
@@ -463,6 +504,29 @@ static int do_acquire(thr *t, handles *h, int side, long long lease, long long *
     case K_SEM: *value = 1; return rlk_semaphore_try_acquire(h->s, 1, WAIT_MS);
     case K_FAIR: return rlk_fairlock_try_lock(h->fl, WAIT_MS, lease);
     case K_RW: return rlk_rwlock_try_lock(h->rw, side, WAIT_MS, lease);
+    case K_ASEM:
+    case K_APSEM:
+    case K_AELECT: {
+        rlk_async_req *q;
+        int rc;
+
+        a_begin(t);
+        q = t->kind == K_ASEM
+                ? rlk_async_semaphore_acquire(t->ac, LOCK_NAME[t->kind], 1, WAIT_MS, a_done, &t->aw)
+            : t->kind == K_APSEM
+                ? rlk_async_psemaphore_acquire(t->ac, LOCK_NAME[t->kind], WAIT_MS, lease, a_done,
+                                               &t->aw)
+                : rlk_async_elect_campaign(t->ac, LOCK_NAME[t->kind], 1, "v", WAIT_MS,
+                                           lease > 0 ? lease : -1, a_done, &t->aw);
+        if (!q)
+            return RLK_ERR_NOMEM;
+        a_kill(t);
+        rc = a_wait(t);
+        *value = t->kind == K_AELECT ? t->aw.value : 1;
+        if (rc == RLK_OK && t->kind == K_APSEM)
+            snprintf(t->permit, sizeof t->permit, "%s", t->aw.id);
+        return rc;
+    }
     default: {
         int rc, kind = async_lock_kind(t->kind, side);
         long long l = lease > 0 ? lease : -1;
@@ -493,6 +557,23 @@ static int do_release(thr *t, handles *h, int side)
     case K_SEM: return rlk_semaphore_release(h->s, 1, NULL);
     case K_FAIR: return rlk_fairlock_unlock(h->fl);
     case K_RW: return rlk_rwlock_unlock(h->rw, side);
+    case K_ASEM:
+    case K_APSEM:
+    case K_AELECT: {
+        rlk_async_req *q;
+
+        a_begin(t);
+        q = t->kind == K_ASEM
+                ? rlk_async_semaphore_release(t->ac, LOCK_NAME[t->kind], 1, a_done, &t->aw)
+            : t->kind == K_APSEM
+                ? rlk_async_psemaphore_release(t->ac, LOCK_NAME[t->kind], t->permit, a_done,
+                                               &t->aw)
+                : rlk_async_elect_resign(t->ac, LOCK_NAME[t->kind], 1, a_done, &t->aw);
+        if (!q)
+            return RLK_ERR_NOMEM;
+        a_kill(t);
+        return a_wait(t);
+    }
     default:
         a_begin(t);
         if (!rlk_async_unlock(t->ac, async_lock_kind(t->kind, side), LOCK_NAME[t->kind], 1, a_done,
@@ -548,12 +629,92 @@ static void nested_hold(thr *t, handles *h)
         odd(t, "nested release", rc);
 }
 
+/* latch, alatch: one count-down of name (its outcome in *rc's terms: RLK_OK counted). */
+static int latch_down(thr *t, rlk_latch *l, const char *name)
+{
+    long long left = 0;
+
+    if (!t->ac)
+        return rlk_latch_count_down(l, &left);
+    a_begin(t);
+    if (!rlk_async_latch_count_down(t->ac, name, a_done, &t->aw))
+        return RLK_ERR_NOMEM;
+    a_kill(t);
+    return a_wait(t);
+}
+
+static int latch_await(thr *t, rlk_latch *l, const char *name)
+{
+    if (!t->ac)
+        return rlk_latch_await(l, LATCH_WAIT_MS);
+    a_begin(t);
+    if (!rlk_async_latch_await(t->ac, name, LATCH_WAIT_MS, a_done, &t->aw))
+        return RLK_ERR_NOMEM;
+    return a_wait(t);
+}
+
+/* latch, alatch: LATCH_ROUNDS rounds, each one count-down of the round's latch (D line) and
+ * one await of it (O line when released). Planted (f): process 0's latch threads count down
+ * twice in every round, the second not logged (as a library repeating a count-down whose reply
+ * was lost would): the latch opens before every count-down was sent (early-open). */
+static void *latch_main(thr *t)
+{
+    int tid = t->kind;
+
+    for (int r = 0; r < LATCH_ROUNDS && now_ns() < t->hard_ns && !t->stuck && !stopped(t); r++) {
+        int lose = tk_rand(&t->rng) % 100 < 3, rc;
+        rlk_latch *l = NULL;
+        redisContext *x;
+        long long sent, done;
+        char name[64];
+
+        snprintf(name, sizeof name, "%s-%d", LOCK_NAME[t->kind], r);
+        if (t->c && !(l = rlk_latch_new(t->c, name))) {
+            odd(t, "latch new", rlk_err(t->c));
+            break;
+        }
+        x = lose && !t->stop ? lost_begin(t) : NULL;
+        sent = now_ns();
+        rc = latch_down(t, l, name);
+        done = now_ns();
+        lost_end(t, x);
+        logline(t->fd, "D %d %d %s %lld %lld %c\n", (int)getpid(), tid, name, sent, done,
+                rc == RLK_OK ? 'A' : 'U');
+        if (rc != RLK_OK) {
+            if (expected_error(rc) && !t->stuck)
+                t->errs++;
+            else
+                odd(t, "count down", rc);
+        }
+        if (t->plant == 'f' && t->proc == 0 && latch_down(t, l, name) == RLK_OK)
+            t->planted++;
+        sent = now_ns();
+        rc = latch_await(t, l, name);
+        done = now_ns();
+        t->rounds++;
+        if (rc == RLK_OK) {
+            t->opens++;
+            logline(t->fd, "O %d %d %s %lld %lld\n", (int)getpid(), tid, name, sent, done);
+        } else if (rc == RLK_ERR_BUSY || rc == RLK_ERR_TIMEOUT) {
+            t->latch_timeouts++;    /* a count-down lost unrun, a stopped process: no rule */
+        } else if (expected_error(rc) && !t->stuck) {
+            t->errs++;
+        } else {
+            odd(t, "await", rc);
+        }
+        rlk_latch_free(l);
+    }
+    return NULL;
+}
+
 static void *thr_main(void *arg)
 {
     thr *t = ((tk_thread_arg *)arg)->ctx;
     handles h;
     int seq = 0, tid = t->kind;
 
+    if (latch_kind(t->kind))
+        return latch_main(t);
     memset(&h, 0, sizeof h);
     switch (t->kind) {
     case K_LOCK: h.l = rlk_lock_new(t->c, LOCK_NAME[K_LOCK]); break;
@@ -603,9 +764,9 @@ static void *thr_main(void *arg)
     while (t->acq < t->quota && now_ns() < t->hard_ns && !t->stuck && !stopped(t)) {
         unsigned r = tk_rand(&t->rng);
         /* the permit-expirable semaphore: always a lease (no watchdog; its keeper is not run) */
-        int fixed = t->kind != K_SEM && (t->kind == K_PSEM || t->plant == 'a' || r % 10 < 6);
+        int fixed = !sem_kind(t->kind) && (psem_kind(t->kind) || t->plant == 'a' || r % 10 < 6);
         long long lease = fixed ? 250 + (long long)(tk_rand(&t->rng) % 751) : 0;
-        long long logged_lease = t->kind == K_SEM ? 0 : fixed ? lease : WD_LEASE_MS;
+        long long logged_lease = sem_kind(t->kind) ? 0 : fixed ? lease : WD_LEASE_MS;
         unsigned pl = t->kind == K_FENCED && t->plant == 'a' ? 30 : t->kind == K_SHARED ? 8 : 3;
         /* Every kind: the semaphore's with on_written_ran (a reply lost after its call ran),
          * the async client's with a_kill. */
@@ -627,7 +788,7 @@ static void *thr_main(void *arg)
         long long slow = fixed && t->plant == '-' && tk_rand(&t->rng) % 200 == 0
                              ? lease + 50 + (long long)(tk_rand(&t->rng) % 200) : 0;
         /* 1 in 40 watchdog holds works 400..1100 ms: past one to three renewals (N lines) */
-        long long renewed = !fixed && t->kind != K_SEM && t->plant == '-' &&
+        long long renewed = !fixed && !sem_kind(t->kind) && t->plant == '-' &&
                             tk_rand(&t->rng) % 40 == 0
                                 ? 400 + (long long)(tk_rand(&t->rng) % 700) : 0;
         unsigned sd = tk_rand(&t->rng);
@@ -637,7 +798,8 @@ static void *thr_main(void *arg)
         rlk_runtime_stats st0, st1;
         redisContext *x = NULL;
         int rc, claimed = 0;
-        int kind_letter = t->kind == K_ELECT ? 'L' : t->kind == K_SEM || t->kind == K_PSEM ? 'S'
+        int kind_letter = t->kind == K_ELECT || t->kind == K_AELECT ? 'L'
+                          : sem_kind(t->kind) || psem_kind(t->kind) ? 'S'
                           : t->kind == K_RW || t->kind == K_ARW ? (side == RLK_RW_WRITE ? 'W' : 'R')
                           : 'X';
         char how, names[200];
@@ -645,7 +807,7 @@ static void *thr_main(void *arg)
         t->lost_ns = 0;
         if (t->c)
             rlk_runtime_stats_get(t->c, &st0);
-        if (t->stop)
+        if (t->stop || t->kind == K_ASEM)
             lose_acq = lose_rel = 0;
         if (lose_acq)
             x = lost_begin(t);
@@ -658,7 +820,7 @@ static void *thr_main(void *arg)
              * knows it holds the permit, logs the hold and gives it back. */
             if (t->ran_nil)
                 rc = RLK_OK;
-        } else if (t->kind == K_SEM && rc != RLK_OK && rc != RLK_ERR_BUSY &&
+        } else if (sem_kind(t->kind) && rc != RLK_OK && rc != RLK_ERR_BUSY &&
                    expected_error(rc)) {
             logline(t->fd, "U %d %d %s\n", (int)getpid(), tid, LOCK_NAME[t->kind]);
         }
@@ -756,7 +918,7 @@ static void *thr_main(void *arg)
         end = now_ns();
         rc = claimed ? RLK_OK : do_release(t, &h, side);
         lost_end(t, x);
-        if (t->kind == K_SEM && rc != RLK_OK) {
+        if (sem_kind(t->kind) && rc != RLK_OK) {
             if (lose_rel && t->ran) {
                 rc = RLK_OK;    /* it ran: the permit is back (not given twice) */
                 if (t->plant == 'c') {
@@ -857,7 +1019,7 @@ static int child_main(int argc, char **argv)
     long quota;
     unsigned long long seed;
     long acq = 0, busy = 0, errs = 0, odds = 0, faults = 0, planted = 0, slow = 0, ran = 0;
-    long norepl = 0, reentry = 0, nested = 0;
+    long norepl = 0, reentry = 0, nested = 0, rounds = 0, opens = 0, ltimeouts = 0;
     unsigned long long lost = 0, adopted = 0, not_run = 0, unsettled = 0, switches = 0,
                        lib_unacked = 0;
     const char *stop;
@@ -944,6 +1106,9 @@ static int child_main(int argc, char **argv)
         norepl += t->norepl;
         reentry += t->reentry;
         nested += t->nested;
+        rounds += t->rounds;
+        opens += t->opens;
+        ltimeouts += t->latch_timeouts;
         if (t->c && rlk_runtime_stats_get(t->c, &st) == RLK_OK) {
             lost += st.lost_replies;
             adopted += st.lost_adopted;
@@ -972,11 +1137,12 @@ static int child_main(int argc, char **argv)
     close(fd);
     tk_say("done acq=%ld busy=%ld errors=%ld odd=%ld faults=%ld lost=%llu adopted=%llu "
            "not_run=%llu unsettled=%llu planted=%ld slow=%ld ran=%ld norepl=%ld reentry=%ld "
-           "unacked=%ld unacked_counted=%llu switches=%llu nested=%ld first_odd=%s", acq, busy,
+           "unacked=%ld unacked_counted=%llu switches=%llu nested=%ld rounds=%ld opens=%ld "
+           "latch_timeouts=%ld first_odd=%s", acq, busy,
            errs, odds, faults, lost, adopted, not_run, unsettled, planted, slow, ran, norepl,
            reentry,
            __atomic_load_n(&g_unacked, __ATOMIC_RELAXED), lib_unacked, switches, nested,
-           odd_text[0] ? odd_text : "-");
+           rounds, opens, ltimeouts, odd_text[0] ? odd_text : "-");
     for (int i = 0; i < p->nt; i++) {
         if (p->t[i].ac) {
             rlk_async_free(p->t[i].ac);
@@ -1107,7 +1273,15 @@ static const char CLEAN[] =
     "E 1 11 1 0050000000 r\n"
     "E 2 11 1 0060000000 r\n"
     "A 3 11 1 {o} X 0055000000 0061000000 100 0 idb\n"
-    "E 3 11 1 0070000000 r\n";
+    "E 3 11 1 0070000000 r\n"
+    /* a latch of count 2: one count-down of unknown outcome (it may have counted), the second
+     * sent at 20 ms and answered at 22 ms; a waiter released at 21 ms (the second had been
+     * sent), another at 30 ms */
+    "K {l} 2\n"
+    "D 1 12 {l} 0010000000 0011000000 U\n"
+    "D 2 12 {l} 0020000000 0022000000 A\n"
+    "O 1 12 {l} 0011000000 0021000000\n"
+    "O 2 12 {l} 0022000000 0030000000\n";
 
 /* Each appended to CLEAN: exactly one violation of its rule (name: the control's; rule: what
  * the checker must report). */
@@ -1179,6 +1353,8 @@ static const struct planted {
      "W 7 1 1 res2 40 0410000000 0411000000 A\n"},
     {"resource-order", "resource-order", "R res3 0 50\nR res3 1 52\nR res3 2 51\n"},
     {"bad-line", "bad-line", "E 9 9 9 0000000001 r\n"},
+    /* a waiter released at 15 ms, when only the first of the latch's two count-downs was sent */
+    {"early-open", "early-open", "O 7 12 {l} 0011000000 0015000000\n"},
 };
 
 static int selftest_main(int argc, char **argv)
@@ -1197,10 +1373,11 @@ static int selftest_main(int argc, char **argv)
         rc = judge(&rep, -1);
         /* The clean log must be seen whole: the holds, writes and entries it has. */
         if (rep.holds != 27 || rep.writes != 5 || rep.resource_entries != 4 || rep.locks != 10 ||
-            rep.renewals != 2) {
+            rep.renewals != 2 || rep.countdowns != 2 || rep.opens != 2) {
             printf("nemesis selftest: the clean log read as %ld holds, %ld writes, %ld entries, "
-                   "%ld locks, %ld renewals (expected 27, 5, 4, 10, 2)\n", rep.holds, rep.writes,
-                   rep.resource_entries, rep.locks, rep.renewals);
+                   "%ld locks, %ld renewals, %ld count-downs, %ld releases (expected 27, 5, 4, "
+                   "10, 2, 2, 2)\n", rep.holds, rep.writes, rep.resource_entries, rep.locks,
+                   rep.renewals, rep.countdowns, rep.opens);
             rc = 1;
         }
         return rc;
@@ -1498,7 +1675,7 @@ static int run_main(const run_opts *o)
     tk_child kids[MAXPROCS];
     rlk_fx_config cfg;
     unsigned rng = mix(o->seed);
-    long nk = 0, q, acq = 0, odds = 0, faults = 0, planted = 0, stops = 0, sstops = 0, ran = 0;
+    long nk = 0, nl = 0, q, acq = 0, rounds = 0, opens = 0, ltimeouts = 0, odds = 0, faults = 0, planted = 0, stops = 0, sstops = 0, ran = 0;
     long norepl = 0, reentry = 0, unacked = 0, switches = 0, fo_short = 0, nested = 0;
     long long unsettled = 0;
     const char *kid_logs[MAXPROCS];
@@ -1525,14 +1702,16 @@ static int run_main(const run_opts *o)
             fo_how[k] = 'F';
     }
 
-    for (int k = 0; k < NKINDS; k++)
-        nk += has_kind(o->kinds, KIND_NAME[k]);
-    if (nk == 0 || o->procs < 2 || o->procs > MAXPROCS) {
+    for (int k = 0; k < NKINDS; k++) {
+        nk += has_kind(o->kinds, KIND_NAME[k]) && !latch_kind(k);
+        nl += has_kind(o->kinds, KIND_NAME[k]) && latch_kind(k);
+    }
+    if (nk + nl == 0 || o->procs < 2 || o->procs > MAXPROCS) {
         fprintf(stderr, "nemesis: --kinds names none of %s, or --procs is not 2..%d\n",
                 DEFAULT_KINDS, MAXPROCS);
         return 2;
     }
-    q = (o->acq + nk * o->procs - 1) / (nk * o->procs);
+    q = nk ? (o->acq + nk * o->procs - 1) / (nk * o->procs) : 0;   /* latch rounds: not acq */
     printf("nemesis: seed %llu (replay: nemesis run --seed %llu --acq %ld --procs %d --kinds %s%s%s",
            o->seed, o->seed, o->acq, o->procs, o->kinds, o->plant[0] ? " --plant " : "",
            o->plant);
@@ -1592,6 +1771,14 @@ static int run_main(const run_opts *o)
         tk_command_ok(master(), "SET %s %d", LOCK_NAME[K_PSEM], SEM_PERMITS) != 0) {
         fprintf(stderr, "nemesis: cannot set the semaphores' permits\n");
         return 1;
+    }
+    /* The latch rounds, armed: one count per latch thread of the run. */
+    for (int r = 0; r < LATCH_ROUNDS && nl > 0; r++) {
+        if (tk_command_ok(master(), "SET %s-%d %ld", LOCK_NAME[K_LATCH], r, nl * o->procs) != 0) {
+            fprintf(stderr, "nemesis: cannot arm the latches\n");
+            return 1;
+        }
+        logline(fd, "K %s-%d %ld\n", LOCK_NAME[K_LATCH], r, nl * o->procs);
     }
     memset(done, 0, sizeof done);
     for (int i = 0; i < o->procs; i++) {
@@ -1721,6 +1908,9 @@ static int run_main(const run_opts *o)
         unacked += field(done[i], " unacked=");
         switches += field(done[i], "switches=");
         nested += field(done[i], "nested=");
+        rounds += field(done[i], "rounds=");
+        opens += field(done[i], "opens=");
+        ltimeouts += field(done[i], "latch_timeouts=");
         unsettled += field(done[i], "unsettled=");
         tk_child_kill(&kids[i]);
     }
@@ -1742,9 +1932,9 @@ static int run_main(const run_opts *o)
     /* The semaphores' sizes, every holder gone (children that did not finish fail the run
      * anyway): the count, and for the permit-expirable one the permits still in its sorted
      * set (leases not yet run out: unsettled lost acquires), which come back by themselves. */
-    if (has_kind(o->kinds, KIND_NAME[K_SEM]))
+    if (has_kind(o->kinds, KIND_NAME[K_SEM]) || has_kind(o->kinds, KIND_NAME[K_ASEM]))
         logline(fd, "C %s %lld\n", LOCK_NAME[K_SEM], sem_size(LOCK_NAME[K_SEM], NULL));
-    if (has_kind(o->kinds, KIND_NAME[K_PSEM]))
+    if (has_kind(o->kinds, KIND_NAME[K_PSEM]) || has_kind(o->kinds, KIND_NAME[K_APSEM]))
         logline(fd, "C %s %lld\n", LOCK_NAME[K_PSEM], sem_size(LOCK_NAME[K_PSEM], ":timeout"));
     close(fd);
     tk_stall_stop(&stall);
@@ -1773,6 +1963,9 @@ static int run_main(const run_opts *o)
            "the wire), %ld holder SIGSTOPs, %ld server SIGSTOPs; %ld planted; %ld unexpected "
            "errors\n", acq, o->acq, (rlk_fx_now_ms() - t0) / 1000.0, faults, lost, adopted, ran,
            stops, sstops, planted, odds);
+    if (nl > 0)
+        printf("nemesis: latches: %ld rounds awaited, %ld released, %ld timed out (a count-down "
+               "lost unrun or a stopped process: no rule)\n", rounds, opens, ltimeouts);
     if (has_kind(o->kinds, KIND_NAME[K_SHARED]))
         printf("nemesis: shared ids: %ld nested holds inside another of the same id; %lld lost "
                "replies reported unsettled (every kind)\n", nested, unsettled);
@@ -1791,7 +1984,7 @@ static int run_main(const run_opts *o)
                                                   : "a stretch after a failover had no hold");
         rc = 1;
     }
-    if (o->expect < 0 && acq < o->acq && !g_fo_run) {
+    if (o->expect < 0 && nk > 0 && acq < o->acq && !g_fo_run) {
         printf("nemesis: only %ld of %ld acquisitions%s\n", acq, o->acq, tk_stall_note(&stall));
         rc = 1;
     }
@@ -1853,7 +2046,7 @@ int main(int argc, char **argv)
             o.failovers = atoi(v);
         else if (strcmp(argv[i], "--plant") == 0 &&
                  (!strcmp(v, "a") || !strcmp(v, "b") || !strcmp(v, "c") || !strcmp(v, "d") ||
-                  !strcmp(v, "e")))
+                  !strcmp(v, "e") || !strcmp(v, "f")))
             o.plant[0] = v[0];
         else if (strcmp(argv[i], "--expect-violation") == 0 && nem_rule_index(v) >= 0)
             o.expect = nem_rule_index(v);
@@ -1879,8 +2072,8 @@ int main(int argc, char **argv)
             async |= async_kind(k) && has_kind(o.kinds, KIND_NAME[k]);
         if (async || (o.plant[0] && o.plant[0] != 'd')) {
             fprintf(stderr, "nemesis: --failovers takes neither an async kind (afenced, alock, "
-                    "afair, arw, anr: no min_replicas in the async client) nor --plant a, b or "
-                    "c\n");
+                    "afair, arw, anr, asem, apsem, aelect, alatch: no min_replicas in the async "
+                    "client) nor --plant a, b, c, e or f\n");
             return 2;
         }
     } else if (o.plant[0] == 'd') {
