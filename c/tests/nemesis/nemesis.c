@@ -53,6 +53,8 @@
  *               the other id: two holders the server takes for one (overlap)
  *   --plant f   (latch, alatch) process 0 counts each round's latch down twice, logging one:
  *               a waiter released before every count-down was sent (early-open)
+ *   --plant g   (asem) process 0's async semaphore holder gives two permits back for its one:
+ *               more holders at once than permits (permits)
  *
  * --failovers N: the Sentinel group (sentinel.h) instead of one server, every client through
  * the sentinels with min_replicas 1, N failovers at seeded times (SENTINEL FAILOVER, or the
@@ -563,8 +565,11 @@ static int do_release(thr *t, handles *h, int side)
         rlk_async_req *q;
 
         a_begin(t);
+        /* Planted (g): process 0 gives two permits back for the one it took. */
         q = t->kind == K_ASEM
-                ? rlk_async_semaphore_release(t->ac, LOCK_NAME[t->kind], 1, a_done, &t->aw)
+                ? rlk_async_semaphore_release(t->ac, LOCK_NAME[t->kind],
+                                              t->plant == 'g' && t->proc == 0 ? 2 : 1, a_done,
+                                              &t->aw)
             : t->kind == K_APSEM
                 ? rlk_async_psemaphore_release(t->ac, LOCK_NAME[t->kind], t->permit, a_done,
                                                &t->aw)
@@ -2046,7 +2051,7 @@ int main(int argc, char **argv)
             o.failovers = atoi(v);
         else if (strcmp(argv[i], "--plant") == 0 &&
                  (!strcmp(v, "a") || !strcmp(v, "b") || !strcmp(v, "c") || !strcmp(v, "d") ||
-                  !strcmp(v, "e") || !strcmp(v, "f")))
+                  !strcmp(v, "e") || !strcmp(v, "f") || !strcmp(v, "g")))
             o.plant[0] = v[0];
         else if (strcmp(argv[i], "--expect-violation") == 0 && nem_rule_index(v) >= 0)
             o.expect = nem_rule_index(v);
