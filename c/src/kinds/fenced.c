@@ -35,9 +35,10 @@ static const rlk_fam_kind rlk_fenced_kind = {
 };
 
 /* The watchdog's task for fenced locks (runtime/wd.h): one fenced/renew
- * call per lock (KEYS: name, token key; ARGV: lease, owner). */
+ * call per lock (KEYS: name, token key; ARGV: lease, owner, the hold's token: it renews only
+ * that hold, not a later one of the same holder id in another process). */
 const rlk_renew_task rlk_fenced_renew_task = {
-    "fenced/renew", RLK_RENEW_ALONE, rlk_renew_build_one, rlk_renew_reply_one, NULL
+    "fenced/renew", RLK_RENEW_ALONE, rlk_renew_build_token, rlk_renew_reply_one, NULL
 };
 
 const rlk_proto rlk_fenced_row = {
