@@ -332,6 +332,23 @@ local function check(I)
     return u
   end
 
+  -- Each command's own help: what c/cli/commands.lua makes (help_gen.c), byte for byte, and
+  -- the description's help names every option of the command and no other (gen-cli refuses to
+  -- write help_gen.c otherwise); no cmd_*.c keeps a help text of its own.
+  for _, c in ipairs(D.commands) do
+    for _, p in ipairs(gen.help_problems(D, c)) do say("the description: %s", p) end
+    if D.help and D.help[c.name] and #gen.help_problems(D, c) == 0 then
+      local want = table.concat(gen.command_help_lines(D, c), "\n") .. "\n"
+      if I.help[c.name] ~= want then
+        say("rlk help %s is not the text c/cli/commands.lua makes (help_gen.c: run luajit "
+            .. "tools/gen-cli.lua and rebuild)", c.name)
+      end
+    end
+  end
+  for _, f in ipairs(I.cli_usage_texts or {}) do
+    say("%s keeps a help text of its own (%s): it belongs in c/cli/commands.lua", f[1], f[2])
+  end
+
   -- The parser.
   compare("the parser (rlk OPT, before a command)", I.parser.options[""], global, "option")
   for _, c in ipairs(D.commands) do
@@ -446,6 +463,17 @@ local I = {
   docs = read("docs/cli.md"),
 }
 for _, c in ipairs(commands) do I.help[c] = run(q(rlk) .. " help " .. c) end
+-- Help texts written in C: a static array named *_usage or *_help in c/cli/*.c.
+I.cli_usage_texts = {}
+for file in run("ls c/cli/*.c"):gmatch("[^\n]+") do
+  local src = read(file)
+  for name in src:gmatch("static%s+const%s+char%s+([%w_]+_usage)%s*%[%]") do
+    table.insert(I.cli_usage_texts, { file, name })
+  end
+  for name in src:gmatch("static%s+const%s+char%s+([%w_]+_help)%s*%[%]") do
+    table.insert(I.cli_usage_texts, { file, name })
+  end
+end
 
 if mode ~= "--control" then
   local problems = check(I)
@@ -488,6 +516,17 @@ local controls = {
       J.help.global = drop_line(J.help.global, "  RLK_NATIVE") end },
   { "rlk semaphore --help lacks --resize", "--resize", function(J)
       J.help.semaphore = drop_word(J.help.semaphore, "--resize") end },
+  { "the description's help of rlk lock lacks --lock-delay", "--lock-delay", function(J)
+      for _, part in ipairs(J.D.help.lock) do
+        if type(part) == "table" and not part.pre then
+          for k = #part, 1, -1 do
+            if part[k][1] and part[k][1]:find("--lock-delay", 1, true) then table.remove(part, k) end
+          end
+        end
+      end
+    end },
+  { "a cmd_*.c keeps its own help text", "cmd_lock.c", function(J)
+      table.insert(J.cli_usage_texts, { "c/cli/cmd_lock.c", "lock_usage" }) end },
   { "the man page lacks lock --name", "--name", function(J)
       local a, b = J.man:find("\n%.SS lock\n.-\n%.SS ")
       J.man = J.man:sub(1, a) .. J.man:sub(a + 1, b):gsub("\\%-\\%-name([^%w\\])", "%1") .. J.man:sub(b + 1)

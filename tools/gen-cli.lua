@@ -103,8 +103,108 @@ function M.help_lines(D)
   return out
 end
 
+-- ---------------------------------------------------------------- rlk CMD --help
+
+local HELP_WIDTH = 86
+
+-- The flags a text names: "--wait", "-w", ...
+local function flags_in(text, into)
+  for f in text:gmatch("%f[%w%-](%-%-?%a[%w%-]*)") do into[f] = true end
+  return into
+end
+
+-- Problems of command c's help against its options: a list of messages (empty: none).
+function M.help_problems(D, c)
+  local h, bad = D.help and D.help[c.name], {}
+  if not h then return { "rlk " .. c.name .. " has no help (M.help." .. c.name .. ")" } end
+  local named = {}
+  for _, u in ipairs(h.usage or {}) do flags_in(u, named) end
+  for _, part in ipairs(h) do
+    if type(part) == "table" and not part.pre then
+      for _, e in ipairs(part) do flags_in(e.pre or e[1], named) end
+    end
+  end
+  local known = {}
+  for _, o in ipairs(c.options) do
+    for _, n in ipairs(o) do
+      known[n] = true
+      if not named[n] then
+        bad[#bad + 1] = "rlk " .. c.name .. "'s help does not name its option " .. n
+      end
+    end
+  end
+  for _, list in ipairs({ D.options, D.alone }) do
+    for _, o in ipairs(list) do
+      for _, n in ipairs(o) do known[n] = true end
+    end
+  end
+  for n in pairs(named) do
+    if not known[n] then
+      bad[#bad + 1] = "rlk " .. c.name .. "'s help names " .. n .. ", not an option of it"
+    end
+  end
+  table.sort(bad)
+  return bad
+end
+
+-- The text of `rlk CMD --help`, lines without their newline.
+function M.command_help_lines(D, c)
+  local h = D.help[c.name]
+  local out = {}
+  for k, u in ipairs(h.usage) do
+    out[#out + 1] = (k == 1 and "usage: " or "       ") .. u
+  end
+  for _, part in ipairs(h) do
+    out[#out + 1] = ""
+    if type(part) == "string" then
+      for _, l in ipairs(M.wrap(part, HELP_WIDTH)) do out[#out + 1] = l end
+    elseif part.pre then
+      for l in (part.pre .. "\n"):gmatch("([^\n]*)\n") do out[#out + 1] = l end
+    else
+      if part.title then out[#out + 1] = part.title end
+      for _, e in ipairs(part) do
+        if e.pre then
+          for l in (e.pre .. "\n"):gmatch("([^\n]*)\n") do out[#out + 1] = l end
+        elseif e[2] == "" then
+          out[#out + 1] = "  " .. e[1]
+        else
+          help_entry(out, e[1], e[2], part.col or 24, HELP_WIDTH)
+        end
+      end
+      if part.footer then
+        for _, l in ipairs(M.wrap(part.footer, HELP_WIDTH)) do out[#out + 1] = l end
+      end
+    end
+  end
+  return out
+end
+
 local function c_string(s)
   return '"' .. s:gsub('\\', '\\\\'):gsub('"', '\\"') .. '\\n"'
+end
+
+function M.help_h(D)
+  local out = {
+    "/* SPDX-License-Identifier: BSD-3-Clause */",
+    "/*",
+    " * help_gen.h - made by tools/gen-cli.lua from c/cli/commands.lua: do not edit. The help texts",
+    " * of rlk (help_gen.c): the part of `rlk --help` after its list of commands (the options every",
+    " * command takes, the exit codes and the environment) and each command's `rlk CMD --help`.",
+    " */",
+    "#ifndef RLK_CLI_HELP_GEN_H",
+    "#define RLK_CLI_HELP_GEN_H",
+    "",
+    "/* Lines ending in '\\n', printed after the list of commands. */",
+    "extern const char rlk_cli_help_text[];",
+    "",
+    "/* rlk CMD --help and rlk help CMD: the whole text, lines ending in '\\n'. */",
+  }
+  for _, c in ipairs(D.commands) do
+    out[#out + 1] = "extern const char rlk_cli_help_" .. c.name .. "[];"
+  end
+  out[#out + 1] = ""
+  out[#out + 1] = "#endif"
+  return table.concat(out, "\n") .. "\n"
 end
 
 function M.help_c(D)
@@ -119,6 +219,15 @@ function M.help_c(D)
   local lines = M.help_lines(D)
   for k, l in ipairs(lines) do
     out[#out + 1] = "    " .. c_string(l) .. (k == #lines and ";" or "")
+  end
+  for _, c in ipairs(D.commands) do
+    out[#out + 1] = ""
+    out[#out + 1] = "/* rlk " .. c.name .. " --help, rlk help " .. c.name .. " */"
+    out[#out + 1] = "const char rlk_cli_help_" .. c.name .. "[] ="
+    lines = M.command_help_lines(D, c)
+    for k, l in ipairs(lines) do
+      out[#out + 1] = "    " .. c_string(l) .. (k == #lines and ";" or "")
+    end
   end
   return table.concat(out, "\n") .. "\n"
 end
@@ -426,10 +535,21 @@ end
 
 -- { {path, wanted text}, ... }; nil and a message when docs/cli.md cannot be generated.
 function M.outputs(D)
+  local bad = {}
+  for _, c in ipairs(D.commands) do
+    for _, p in ipairs(M.help_problems(D, c)) do bad[#bad + 1] = p end
+  end
+  for name in pairs(D.help or {}) do
+    local found = false
+    for _, c in ipairs(D.commands) do found = found or c.name == name end
+    if not found then bad[#bad + 1] = "M.help." .. name .. " is no command" end
+  end
+  if #bad > 0 then return nil, "c/cli/commands.lua: " .. table.concat(bad, "; ") end
   local docs_path = root .. "/docs/cli.md"
   local docs, err = M.docs(D, read(docs_path) or "")
   if not docs then return nil, "docs/cli.md: " .. err end
   return {
+    { root .. "/c/cli/help_gen.h", M.help_h(D) },
     { root .. "/c/cli/help_gen.c", M.help_c(D) },
     { root .. "/c/cli/rlk.bash", M.bash(D) },
     { docs_path, docs },
@@ -461,7 +581,7 @@ local function main()
       end
     end
     if stale > 0 then os.exit(1) end
-    print("gen-cli: help_gen.c, rlk.bash and docs/cli.md's tables are what c/cli/commands.lua makes")
+    print("gen-cli: help_gen.h, help_gen.c, rlk.bash and docs/cli.md's tables are what c/cli/commands.lua makes")
     return
   end
   if arg[1] then

@@ -9,46 +9,11 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "help_gen.h"
 #include "check_cli.h"
 #include "client/client.h"
 #include "client/functions.h"
 
-static const char check_usage[] =
-    "usage: rlk check [--url URL] [--json] [--name NAME] [--user USER]\n"
-    "\n"
-    "Checks a server before it is trusted with locks, and prints one finding per check:\n"
-    "  server       Redis or Valkey, its version and mode (a Sentinel is an error)\n"
-    "  family       Redis, Valkey, KeyDB, Dragonfly or Garnet, from INFO: KeyDB's active\n"
-    "               replication and Garnet without lua-transaction-mode are errors,\n"
-    "               Dragonfly without allow-undeclared-keys a warning (rwlock fails)\n"
-    "  native       the kinds that work without scripts (SET IFEQ, DELIFEQ, DELEX)\n"
-    "  transport    TLS: protocol, cipher, certificate, days until it expires (warning\n"
-    "               within 30 days, or when not verified; error when expired, for another\n"
-    "               host or from an unknown CA); plain TCP to a host that is not\n"
-    "               loopback is a warning (the password and every call cross in clear)\n"    "  role         master / replica (error) / cluster node; sentinels monitoring it\n"
-    "  eviction     maxmemory with a policy that can evict lock keys (error)\n"
-    "  persistence  RDB / AOF / none (warning: a restart forgets every lock)\n"
-    "  scripts      rlk's scripts present on the server (SCRIPT EXISTS); in functions\n"
-    "               mode (--functions, or this release's library loaded) the library rlk\n"
-    "  acl          what this user may run, per lock kind (ACL DRYRUN: EVALSHA, or FCALL\n"
-    "               in functions mode); 'unknown' when the user may not ask\n"
-    "  clock        the server's TIME against this host's clock, and monotonic\n"
-    "  latency      5 PINGs: min / median / max\n"
-    "Levels: ok, info, warning, unknown (could not be checked), error. docs/ops.md\n"
-    "explains each finding and its fix.\n"
-    "\n"
-    "  --json       one JSON object: {\"url\", \"result\", \"errors\", \"warnings\", \"checks\": [...]}\n"
-    "  --name NAME  a lock name of your application, for the ACL probe (key and channel\n"
-    "               patterns); default rlk-check\n"
-    "  --user USER  check the ACL permissions of USER (the application's user) rather\n"
-    "               than of the user rlk check connects as (needs ACL DRYRUN)\n"
-    "  --url URL    the server (default: $RLK_URL, then " RLK_DEFAULT_URL ")\n"
-    "  --functions  judge the application as calling the Functions library (FCALL):\n"
-    "               the library instead of the scripts, FCALL instead of EVALSHA in the ACL\n"
-    "               (the default when the server holds this release's library)\n"
-    "  and the global options (rlk --help): --url-file, --password-file, --pubsub, ...\n"
-    "\n"
-    "Exit: 0 all ok, 7 warnings or unknowns, 8 errors; 3 connection error.\n";
 static const char *const level_words[] = {"ok", "info", "warning", "unknown", "error"};
 
 rlk_ck_finding *rlk_ck_add(rlk_checker *k, const char *check, int level, const char *fmt, ...)
@@ -267,7 +232,7 @@ static int check_run(int argc, char **argv)
         if (got > 0)
             continue;
         if (rlk_cli_is_help(argv[i])) {
-            fputs(check_usage, stdout);
+            fputs(rlk_cli_help_check, stdout);
             return RLK_EXIT_OK;
         }
         if (strcmp(argv[i], "--json") == 0)
@@ -334,6 +299,6 @@ static int check_run(int argc, char **argv)
 const rlk_cli_command rlk_cmd_check = {
     "check",
     "check a server before trusting it with locks (rlk check [--json])",
-    check_usage,
+    rlk_cli_help_check,
     check_run,
 };

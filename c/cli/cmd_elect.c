@@ -22,59 +22,11 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "help_gen.h"
 #include "kinds/names.h"
 #include "lock_cli.h"
 #include "nest.h"
 #include "wait_report.h"
-
-static const char elect_usage[] =
-    "usage: rlk elect NAME [--value VALUE] [--claim FENCE]... [OPTIONS] -- COMMAND [ARGS...]\n"
-    "       rlk elect NAME --observe [--json] [--count N] [--timeout SECONDS]\n"
-    "\n"
-    "Leader election on the fenced lock NAME (docs/elect.md). With COMMAND: campaigns\n"
-    "until elected, runs COMMAND only while leader, resigns when it ends, and exits\n"
-    "with COMMAND's exit code. Each leader's term is a fencing token larger than every\n"
-    "term before: pass it to the resource (rlk_fence_check, scripts/fence/).\n"
-    "\n"
-    "Options:\n"
-    "  --value VALUE         what the leader proclaims (observers read it; default \"\")\n"
-    "  --claim FENCE         (repeatable) once elected, raise the fence key FENCE to the\n"
-    "                        term before COMMAND starts: the old leader's writes to every\n"
-    "                        claimed fence are refused from then on; a fence that holds a\n"
-    "                        newer term: resign, exit 11\n"
-    "  --observe             no COMMAND: print the leader now and at every change\n"
-    "                        (\"leader TERM HOLDER VALUE\" or \"none TERM\")\n"
-    "  --json                with --observe: one JSON object per line; else as --stats --json\n"
-    "  --count N             with --observe: stop after N lines\n"
-    "  --timeout SECONDS     with --observe: stop after this long (exit 0)\n"
-    "  -w, --wait SECONDS    campaign at most this long (default: forever)\n"
-    "  -n, --no-wait         one attempt\n"
-    "  --hold                no COMMAND: lead until Ctrl-C (or SIGTERM, SIGHUP), then resign\n"
-    "  -E, --conflict-exit-code CODE\n"
-    "                        exit code when not elected in time (default 1)\n"
-    "  -l, --lease LEASE_MS  a fixed lease (at least 250): leadership ends LEASE_MS after\n"
-    "                        the election; default: a renewed lease (watchdog)\n"
-    "  -k, --kill-after SECONDS\n"
-    "                        when leadership is lost, COMMAND gets SIGTERM, then SIGKILL\n"
-    "                        after this grace (as rlk lock -k)\n"
-    "  --watchdog-lease MS   the renewed lease (default 30000): a leader that stops\n"
-    "                        renewing is replaced after at most this long\n"
-    "  --name NAME           the election's name (for a name that starts with '-')\n"
-    "  --url URL             the server (default: $RLK_URL, then " RLK_DEFAULT_URL ")\n"
-    "  --stats               at exit, one line on stderr: waited, led, renewals\n"
-    "\n"
-    "COMMAND sees RLK_ELECT_NAME, RLK_ELECT_VALUE, RLK_ELECT_TERM (the term: a fencing\n"
-    "token), RLK_LOCK_NAME, RLK_LOCK_OWNER (the holder id) and RLK_FENCE_TOKEN (the\n"
-    "term again, for the fence tools). If leadership is lost while\n"
-    "COMMAND runs, COMMAND is stopped (SIGTERM, SIGKILL after the grace, before the\n"
-    "lease can end) and rlk exits 6.\n"
-    "\n"
-    "exit: COMMAND's code; CODE when not elected in time; 2 usage; 3 connection;\n"
-    "      4 error reply; 6 leadership lost while COMMAND ran; 11 a --claim fence holds\n"
-    "      a newer term; --observe: 0\n"
-    "\n"
-    "examples: rlk elect scheduler --value \"$(hostname)\" -- ./run-scheduler\n"
-    "          rlk elect scheduler --observe --json\n";
 
 #define ELECT_OWNER_MAX 1100
 
@@ -108,7 +60,7 @@ static int elect_arg(int argc, char **argv, int *i, elect_opts *o)
     int got;
 
     if (rlk_cli_is_help(arg)) {
-        fputs(elect_usage, stdout);
+        fputs(rlk_cli_help_elect, stdout);
         return RLK_EXIT_OK;
     }
     if (rlk_lc_flag(argv, i, NULL, "--observe")) {
@@ -410,6 +362,6 @@ static int elect_main(int argc, char **argv)
 const rlk_cli_command rlk_cmd_elect = {
     "elect",
     "run a command only while leader; observe the leader (rlk elect NAME -- CMD)",
-    elect_usage,
+    rlk_cli_help_elect,
     elect_main,
 };

@@ -6,30 +6,8 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "help_gen.h"
 #include "cli.h"
-
-static const char eval_usage[] =
-    "usage: rlk eval NAME [--key KEY]... [--arg ARG]... [--url URL] [--bundle DIR]\n"
-    "                     [--raw | --no-raw]\n"
-    "\n"
-    "Calls the script NAME (see 'rlk scripts list') with the given KEYS and ARGV, in the\n"
-    "order given, and prints its reply as redis-cli does: formatted on a terminal, raw\n"
-    "otherwise. A script error goes to stderr (exit 4).\n"
-    "\n"
-    "  --key KEY     append KEY to KEYS (repeatable)\n"
-    "  --arg ARG     append ARG to ARGV (repeatable; ARG may start with '-')\n"
-    "  --raw         print raw values even on a terminal\n"
-    "  --no-raw      print formatted values even when not on a terminal\n"
-    "  --bundle DIR  take the script from the bundle directory DIR\n"
-    "  --url URL     the server (default: $RLK_URL, then " RLK_DEFAULT_URL ")\n"
-    "\n"
-    "token/acquire, token/extend and token/release run as the server's own commands where it\n"
-    "has them (SET IFEQ, DELIFEQ, DELEX: Valkey 9, Redis 8.4), with the scripts' replies;\n"
-    "$RLK_NATIVE=off in the environment runs the scripts instead.\n"
-    "\n"
-    "example: rlk eval reentrant/acquire --key mylock --key '{mylock}:rlk_waiters' \\\n"
-    "             --key '{mylock}:rlk_next' --arg 30000 \\\n"
-    "             --arg \"$(cat /proc/sys/kernel/random/uuid):1\" --arg 0\n";
 
 typedef struct eval_opts {
     const char *name;
@@ -56,7 +34,7 @@ static int eval_opt(int argc, char **argv, int *i, eval_opts *o)
     }
     if (got == 0)
         got = rlk_cli_opt_value("eval", argc, argv, i, "--bundle", &o->bundle);
-    return rlk_cli_reply_opt("eval", argc, argv, i, got, &o->url, &o->raw, eval_usage);
+    return rlk_cli_reply_opt("eval", argc, argv, i, got, &o->url, &o->raw, rlk_cli_help_eval);
 }
 
 static int eval_parse(int argc, char **argv, eval_opts *o)
@@ -141,6 +119,6 @@ static int eval_run(int argc, char **argv)
 const rlk_cli_command rlk_cmd_eval = {
     "eval",
     "call a script by name with KEYS and ARGV (rlk eval NAME --key K --arg A)",
-    eval_usage,
+    rlk_cli_help_eval,
     eval_run,
 };

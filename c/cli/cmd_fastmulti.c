@@ -13,51 +13,11 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "help_gen.h"
 #include "kinds/names.h"
 #include "lock_cli.h"
 #include "nest.h"
 #include "wait_report.h"
-
-static const char fastmulti_usage[] =
-    "usage: rlk fastmulti GROUP VALUE... [-w SECONDS | -n] [-l LEASE_MS] [-E CODE]\n"
-    "                     [-k SECONDS] [--watchdog-lease MS] [--url URL]\n"
-    "                     -- COMMAND [ARGS...]\n"
-    "\n"
-    "Waits until every VALUE of the group GROUP is free, takes them all at once, runs\n"
-    "COMMAND while holding them, releases them when COMMAND ends, and exits with\n"
-    "COMMAND's exit code. Redisson's faster MultiLock (getMultiLock(group, values)): the\n"
-    "values of a group are fields of one hash GROUP, taken and released by one script\n"
-    "call, all or none. Two runs whose values overlap exclude each other; runs with\n"
-    "disjoint values of one group hold at once. A VALUE is 1..1024 bytes without ':'\n"
-    "(Redisson's values are hashes of the encoded objects: docs/locks/fastmulti.md).\n"
-    "\n"
-    "  -w, --wait SECONDS    wait at most this long (fractions allowed); default: forever\n"
-    "  -n, --no-wait         one attempt, no waiting\n"
-    "  --hold                no COMMAND: hold the values until Ctrl-C (or SIGTERM,\n"
-    "                        SIGHUP), then release them and exit 0\n"
-    "  -E, --conflict-exit-code CODE\n"
-    "                        exit code when a value is still held by another in time\n"
-    "                        (default 1)\n"
-    "  -l, --lease LEASE_MS  a fixed lease (at least 250) instead of a renewed one;\n"
-    "                        COMMAND is stopped before it runs out, as by rlk lock\n"
-    "  -k, --kill-after SECONDS\n"
-    "                        when the hold is lost, COMMAND gets SIGTERM, then SIGKILL\n"
-    "                        after this grace period (default 10; fitted to the lease)\n"
-    "  --watchdog-lease MS   the renewed lease (default 30000)\n"
-    "  --url URL             the server (default: $RLK_URL, then " RLK_DEFAULT_URL ")\n"
-    "  --stats               at exit, one line on stderr: how long rlk waited, held and\n"
-    "                        renewed (docs/observability.md)\n"
-    "  --json                that line as one JSON object (implies --stats)\n"
-    "  --url-file FILE, --password-file FILE, --keep-env, --verbose\n"
-    "                        as in rlk --help\n"
-    "\n"
-    "COMMAND sees RLK_LOCK_NAME (GROUP), RLK_LOCK_KIND=fastmulti, RLK_LOCK_VALUES (the\n"
-    "values, separated by spaces) and RLK_LOCK_OWNER (the holder id).\n"
-    "\n"
-    "exit: COMMAND's code; CODE when not acquired in time; 2 usage; 3 connection;\n"
-    "      4 error reply; 6 lost while COMMAND ran; 126/127 COMMAND could not be run\n"
-    "\n"
-    "example: rlk fastmulti seats row7-12 row7-13 row7-14 -w 10 -- ./book.sh\n";
 
 #define FM_VALUES_MAX 10000
 #define FM_OWNER_MAX 1100
@@ -86,7 +46,7 @@ static int fm_arg(int argc, char **argv, int *i, fm_opts *o)
     int got;
 
     if (rlk_cli_is_help(arg)) {
-        fputs(fastmulti_usage, stdout);
+        fputs(rlk_cli_help_fastmulti, stdout);
         return RLK_EXIT_OK;
     }
     if (arg[0] == '-' && arg[1] != '\0') {
@@ -323,6 +283,6 @@ static int fastmulti_run(int argc, char **argv)
 const rlk_cli_command rlk_cmd_fastmulti = {
     "fastmulti",
     "faster MultiLock: run a command holding many values of one group (rlk fastmulti GROUP VALUE... -- CMD)",
-    fastmulti_usage,
+    rlk_cli_help_fastmulti,
     fastmulti_run,
 };

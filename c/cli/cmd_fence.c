@@ -10,40 +10,8 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "help_gen.h"
 #include "cli.h"
-
-static const char fence_usage[] =
-    "usage: rlk fence OP [KEY] [ARG]... [--token T] [--fence FENCE] [--px MS | --ex S]\n"
-    "                    [--url URL] [--raw | --no-raw]\n"
-    "\n"
-    "Writes to KEY through the fencing check (scripts/fence/OP): in one script call the\n"
-    "token is compared with the highest the fence accepted, the command runs only when it\n"
-    "is not lower, and the token becomes the fence's highest. Prints the command's reply as\n"
-    "'rlk eval' does. Meant for a command run by 'rlk lock --fenced NAME -- ...'.\n"
-    "\n"
-    "  OP KEY ARGS:  set KEY VALUE [EX s | PX ms | KEEPTTL] [NX | XX] [GET]\n"
-    "                hset KEY FIELD VALUE [FIELD VALUE]...\n"
-    "                del KEY\n"
-    "                expire KEY S [NX | XX | GT | LT]     pexpire KEY MS [...]\n"
-    "                incrby KEY INCREMENT\n"
-    "                rpush KEY ELEMENT...                 lpush KEY ELEMENT...\n"
-    "                xadd KEY ID FIELD VALUE [FIELD VALUE]...\n"
-    "                check (no KEY: prints the fence's highest token before the call)\n"
-    "  --token T     the fencing token (default: $RLK_FENCE_TOKEN, set by rlk lock --fenced)\n"
-    "  --fence FENCE the fence key (default: from $RLK_LOCK_NAME, set by rlk lock --fenced:\n"
-    "                {NAME}:fence, or NAME:fence when NAME has a {hash tag}); KEY must carry\n"
-    "                the same {hash tag} as the fence\n"
-    "  --px MS       set only: the value expires in MS milliseconds (PX MS)\n"
-    "  --ex S        set only: the value expires in S seconds (EX S)\n"
-    "  --raw         print raw values even on a terminal\n"
-    "  --no-raw      print formatted values even when not on a terminal\n"
-    "  --url URL     the server (default: $RLK_URL, then " RLK_DEFAULT_URL ")\n"
-    "  --            the words after it are KEY and ARGs even when they start with '--'\n"
-    "\n"
-    "A token below the fence's highest is refused and nothing changes: rlk prints\n"
-    "'rlk: fenced: token T is below the highest accepted H' and exits 11.\n"
-    "\n"
-    "example: rlk lock --fenced ledger -- sh -c 'rlk fence incrby {ledger}:balance 5'\n";
 
 typedef struct fence_opts {
     const char *op;
@@ -73,7 +41,7 @@ static int fence_opt(int argc, char **argv, int *i, fence_opts *o)
         o->expiry = o->expiry ? "" : "EX";
         o->expiry_value = v;
     }
-    return rlk_cli_reply_opt("fence", argc, argv, i, got, &o->url, &o->raw, fence_usage);
+    return rlk_cli_reply_opt("fence", argc, argv, i, got, &o->url, &o->raw, rlk_cli_help_fence);
 }
 
 /* The operations (scripts/fence/), with the words each needs at least (KEY and its ARGs) and
@@ -262,6 +230,6 @@ static int fence_run(int argc, char **argv)
 const rlk_cli_command rlk_cmd_fence = {
     "fence",
     "write through the fencing check (rlk fence set KEY VALUE, under rlk lock --fenced)",
-    fence_usage,
+    rlk_cli_help_fence,
     fence_run,
 };

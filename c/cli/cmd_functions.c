@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "help_gen.h"
 #include "cli.h"
 #include "client/client.h"
 #include "client/cluster.h"
@@ -18,32 +19,6 @@ typedef struct functions_opts {
     int json;
     int server;
 } functions_opts;
-
-static const char functions_usage[] =
-    "usage: rlk functions load   [--url URL] [--replace]\n"
-    "       rlk functions verify [--url URL] [--json]\n"
-    "       rlk functions dump   [--url URL --server]\n"
-    "\n"
-    "The Redis 7 Functions library rlk: one function per script, rlk_<kind>_<op>\n"
-    "(reentrant/acquire -> rlk_reentrant_acquire), built from the scripts of this\n"
-    "release (share/rlk/functions.lua). Functions persist and replicate with the data;\n"
-    "an application user may then be allowed FCALL and not EVAL/EVALSHA (docs/acl.md).\n"
-    "\n"
-    "  load    FUNCTION LOAD the library; a server that holds the same library already\n"
-    "          is left as it is; another library rlk is replaced only with --replace\n"
-    "          (else exit 5).\n"
-    "  verify  FUNCTION LIST LIBRARYNAME rlk WITHCODE: the library is present and its code\n"
-    "          is byte for byte this release's (exit 5 when missing or different).\n"
-    "  dump    print this release's library (FUNCTION LOAD input: redis-cli -x FUNCTION\n"
-    "          LOAD < file); --server prints the code the server holds instead.\n"
-    "\n"
-    "  --replace   load over another library rlk (FUNCTION LOAD REPLACE)\n"
-    "  --server    dump: the server's library code (exit 5 when it has none)\n"
-    "  --json      verify: machine-readable output\n"
-    "  --url URL   the server (default: $RLK_URL, then " RLK_DEFAULT_URL ")\n"
-    "\n"
-    "Lock commands call the library instead of EVALSHA when the server holds this\n"
-    "release's library (automatically), or always with the global --functions.\n";
 
 /* Returns -1 on success (keep going) or an exit code. */
 static int functions_parse(int argc, char **argv, functions_opts *o)
@@ -58,7 +33,7 @@ static int functions_parse(int argc, char **argv, functions_opts *o)
         if (got > 0)
             continue;
         if (rlk_cli_is_help(argv[i])) {
-            fputs(functions_usage, stdout);
+            fputs(rlk_cli_help_functions, stdout);
             return RLK_EXIT_OK;
         }
         if (strcmp(argv[i], "--replace") == 0)
@@ -243,6 +218,6 @@ static int functions_run(int argc, char **argv)
 const rlk_cli_command rlk_cmd_functions = {
     "functions",
     "the Redis 7 Functions library (rlk functions load|verify|dump)",
-    functions_usage,
+    rlk_cli_help_functions,
     functions_run,
 };

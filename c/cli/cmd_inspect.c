@@ -9,44 +9,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "help_gen.h"
 #include "inspect.h"
-
-static const char inspect_usage[] =
-    "usage: rlk inspect NAME [--kind KIND] [--json] [--url URL]\n"
-    "\n"
-    "Shows what NAME holds, read with plain commands (a snapshot, not a transaction: a\n"
-    "lock that changes meanwhile may show a mix; nothing is changed). A TTL of -1 means\n"
-    "no expiry.\n"
-    "\n"
-    "  reentrant   holders (holder id, reentry count), TTL\n"
-    "  rwlock      mode (read/write), holders, readers, the writer, TTL\n"
-    "  fair        holder, TTL, the waiters in queue order with their deadlines\n"
-    "  fenced      holder, TTL, the last fencing token issued\n"
-    "  token       the token (a string lock: RedLock, redis-py, node-redlock), TTL\n"
-    "  semaphore   available permits\n"
-    "  psemaphore  available permits, the held permits with their expiries\n"
-    "  latch       the count (0: open)\n"
-    "  fastmulti   a faster-MultiLock group: each value with its holder, count and expiry,\n"
-    "              the group's TTL\n"
-    "  none, other no key / a key of another kind (its type)\n"
-    "\n"
-    "The kind is found from the key's type and the companion keys Redisson uses; a\n"
-    "count-down latch has the layout of a semaphore (one rlk latch armed is marked and\n"
-    "found), so name it: --kind latch.\n"
-    "\n"
-    "A reentrant lock's lock-delay (rlk lock --lock-delay) shows as its key\n"
-    "{NAME}:rlk_delay and PTTL; with no holder, NAME is in its delay: a holder lost it\n"
-    "without releasing it, and rlk lock --lock-delay waits for the PTTL.\n"
-    "\n"
-    "  --kind KIND  read NAME as this kind (one of the words above but none, other)\n"
-    "  --json       one JSON object on one line: {\"name\", \"kind\", ...}\n"
-    "  --name NAME  the name (for a name that starts with '-')\n"
-    "  --url URL    the server (default: $RLK_URL, then " RLK_DEFAULT_URL ")\n"
-    "\n"
-    "exit: 0 held (a lock with a holder, a token lock, a faster-MultiLock value held, a\n"
-    "      semaphore without a permit available, an armed latch); 1 free (no key, no\n"
-    "      holder: a lock in its lock-delay too, a permit available, an open latch);\n"
-    "      2 usage; 3 connection; 4 error reply, or a key that is not a lock (kind other)\n";
 
 #define INSPECT_EXIT_FREE 1     /* the exit code of a free NAME (0: held) */
 
@@ -91,7 +55,7 @@ static int inspect_parse(int argc, char **argv, inspect_opts *o)
         if (got > 0)
             continue;
         if (rlk_cli_is_help(argv[i])) {
-            fputs(inspect_usage, stdout);
+            fputs(rlk_cli_help_inspect, stdout);
             return RLK_EXIT_OK;
         }
         if (strcmp(argv[i], "--json") == 0)
@@ -573,6 +537,6 @@ static int inspect_run(int argc, char **argv)
 const rlk_cli_command rlk_cmd_inspect = {
     "inspect",
     "show a lock, semaphore or latch (rlk inspect NAME [--json])",
-    inspect_usage,
+    rlk_cli_help_inspect,
     inspect_run,
 };

@@ -10,40 +10,9 @@
  */
 #include <string.h>
 
+#include "help_gen.h"
 #include "kind_mark.h"
 #include "lock_cli.h"
-
-static const char latch_usage[] =
-    "usage: rlk latch NAME set COUNT\n"
-    "       rlk latch NAME count-down\n"
-    "       rlk latch NAME await [-w SECONDS] [-E CODE]\n"
-    "       rlk latch NAME count\n"
-    "       rlk latch NAME expire SECONDS | clear-expire | ttl\n"
-    "\n"
-    "The count-down latch NAME (Redisson's RCountDownLatch): `set` arms it with COUNT when\n"
-    "it is open (exit 1 when it is armed already: the count is not changed); `count-down`\n"
-    "lowers the count by one and prints what is left (reaching 0 opens the latch and\n"
-    "wakes every `await`); `await` waits until the count is 0; `count` prints the count\n"
-    "(0: open). `expire` gives an armed latch a time to live: when it runs out the latch\n"
-    "opens (every `await` returns 0), and exit 1 when it is open already; `clear-expire`\n"
-    "removes it (exit 1 when there was none); `ttl` prints the ms left (-1: no time to\n"
-    "live, -2: open).\n"
-    "\n"
-    "  -w, --wait SECONDS    await at most this long (fractions allowed); default: forever\n"
-    "  -E, --conflict-exit-code CODE\n"
-    "                        await's exit code when the latch is still armed (default 1)\n"
-    "  --name NAME           the latch's name (for a name that starts with '-')\n"
-    "  --url URL             the server (default: $RLK_URL, then " RLK_DEFAULT_URL ")\n"
-    "\n"
-    "A name that holds a semaphore (rlk semaphore, or one with held permits) is refused\n"
-    "(exit 2): both are an integer in a string key; rlk marks the ones it creates.\n"
-    "\n"
-    "exit: 0 done; 1 (set) armed already, (await) still armed when the wait ran out,\n"
-    "      (expire) open already, (clear-expire) no time to live;\n"
-    "      2 usage or another kind's name; 3 connection; 4 error reply\n"
-    "\n"
-    "example: rlk latch deploy-ready set 3; ... rlk latch deploy-ready count-down\n"
-    "         rlk latch deploy-ready await -w 600 && ./switch-traffic.sh\n";
 
 enum latch_action {
     LATCH_NONE, LATCH_SET, LATCH_COUNT_DOWN, LATCH_AWAIT, LATCH_COUNT, LATCH_EXPIRE,
@@ -197,7 +166,7 @@ static int latch_parse(int argc, char **argv, latch_opts *o)
         int got, rc;
 
         if (rlk_cli_is_help(arg)) {
-            fputs(latch_usage, stdout);
+            fputs(rlk_cli_help_latch, stdout);
             return RLK_EXIT_OK;
         }
         if (arg[0] == '-' && arg[1] != '\0' &&
@@ -342,6 +311,6 @@ static int latch_run(int argc, char **argv)
 const rlk_cli_command rlk_cmd_latch = {
     "latch",
     "count-down latch: set, count-down, await, count, expire (rlk latch NAME ...)",
-    latch_usage,
+    rlk_cli_help_latch,
     latch_run,
 };

@@ -11,98 +11,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "help_gen.h"
 #include "lock_cli.h"
 #include "wait_report.h"
-
-static const char lock_usage[] =
-    "usage: rlk lock NAME [OPTIONS] -- COMMAND [ARGS...]\n"
-    "       rlk lock --read | --write | --fair | --fenced NAME [OPTIONS] -- COMMAND...\n"
-    "       rlk lock --non-reentrant | --spin NAME [OPTIONS] -- COMMAND...\n"
-    "       rlk lock --fair --non-reentrant NAME [OPTIONS] -- COMMAND...\n"
-    "       rlk lock --all MEMBER... [OPTIONS] -- COMMAND...\n"
-    "       rlk lock --redlock URL,URL,URL[,...] NAME [OPTIONS] -- COMMAND...\n"
-    "\n"
-    "Waits for the lock, runs COMMAND while holding it, releases it when COMMAND ends,\n"
-    "and exits with COMMAND's exit code (128+N when a signal N ended it).\n"
-    "\n"
-    "Kinds of lock (Redisson's layouts; one at a time):\n"
-    "  (none)                the reentrant lock NAME (RLock)\n"
-    "  --read, --write       a read or the write lock of the read-write lock NAME\n"
-    "                        (RReadWriteLock): many readers or one writer\n"
-    "  --fair                the fair lock NAME (RFairLock): first come, first served\n"
-    "  --fenced              the fenced lock NAME (RFencedLock): COMMAND gets the fencing\n"
-    "                        token in RLK_FENCE_TOKEN\n"
-    "  --non-reentrant       the reentrant lock's data, but its holder asking again is\n"
-    "                        refused (RedissonNonReentrantLock): exit 2 at once; with\n"
-    "                        --fair: the fair lock, its holder refused the same way\n"
-    "                        (RedissonNonReentrantFairLock)\n"
-    "  --spin                the reentrant lock NAME, waited for by polling with a\n"
-    "                        back-off of 1 to 128 ms, no SUBSCRIBE (RedissonSpinLock):\n"
-    "                        for servers or proxies without pub/sub\n"
-    "  --all MEMBER...       every MEMBER, all or none (RedissonMultiLock); a MEMBER is\n"
-    "                        NAME (on --url) or URL#NAME (URL starting redis:// or unix://)\n"
-    "  --redlock URLS        NAME on every server of the comma-separated URLS, held with a\n"
-    "                        majority (RedLock; extended every third of the lease)\n"
-    "\n"
-    "Options:\n"
-    "  -w, --wait SECONDS    wait at most this long (fractions allowed); default: forever\n"
-    "  -n, --no-wait         one attempt, no waiting\n"
-    "  --hold                no COMMAND: hold the lock until Ctrl-C (or SIGTERM, SIGHUP),\n"
-    "                        then release it and exit 0 (as etcdctl lock)\n"
-    "  -E, --conflict-exit-code CODE\n"
-    "                        exit code when the lock stays held by another (default 1)\n"
-    "  -l, --lease LEASE_MS  a fixed lease (at least 250): the lock expires LEASE_MS after\n"
-    "                        it was taken; COMMAND gets SIGTERM at LEASE_MS - grace -\n"
-    "                        margin and SIGKILL margin (100 ms + 1 %) before it ends;\n"
-    "                        default: a renewed lease (watchdog; --redlock: extend),\n"
-    "                        renewed every third of it while COMMAND runs\n"
-    "  -k, --kill-after SECONDS\n"
-    "                        when the lock is lost, COMMAND gets SIGTERM, then SIGKILL\n"
-    "                        after this grace period (default 10; at most half a fixed\n"
-    "                        lease, a third of a renewed one, minus the margin: a longer\n"
-    "                        one is shortened, with a warning)\n"
-    "  --watchdog-lease MS   the renewed lease (default 30000)\n"
-    "  --claim FENCE         --fenced only (repeatable): once the lock is taken, raise the\n"
-    "                        fence key FENCE to this acquisition's token before COMMAND\n"
-    "                        starts, so a stale holder's writes to it are refused from\n"
-    "                        then on, not only after COMMAND's first write; a fence that\n"
-    "                        holds a newer token: the lock is given back, exit 11\n"
-    "  --lock-delay MS       the reentrant lock (and --spin) only: when a holder LOSES the\n"
-    "                        lock (its lease runs out; not released), nobody using\n"
-    "                        --lock-delay takes it for MS more (Chubby's and Consul's\n"
-    "                        lock-delay); a release ends it at once. Give every rlk lock\n"
-    "                        on NAME the same MS: others ignore it (docs/locks/reentrant.md)\n"
-    "  --name NAME           the lock's name (for a name that starts with '-')\n"
-    "  --url URL             the server (default: $RLK_URL, then " RLK_DEFAULT_URL ")\n"
-    "  --stats               at exit, one line on stderr: how long rlk waited (from its\n"
-    "                        start), held and renewed (docs/observability.md)\n"
-    "  --json                that line as one JSON object (implies --stats)\n"
-    "  --url-file FILE, --password-file FILE, --keep-env, --verbose\n"
-    "                        as in rlk --help: credentials from files, passing them on to\n"
-    "                        COMMAND, and reports on stderr while waiting\n"
-    "\n"
-    "COMMAND sees RLK_LOCK_NAME, RLK_LOCK_KIND (lock, read, write, fair, fenced,\n"
-    "nonreentrant, multi, redlock) and RLK_LOCK_OWNER (the holder id; --redlock: the token). An rlk lock run\n"
-    "by COMMAND on the same NAME and kind re-enters the lock (a reader asking for the\n"
-    "write lock, or a --non-reentrant holder for its lock again, is refused at once:\n"
-    "exit 2; --spin shares kind lock with the reentrant lock); a --fenced re-entry\n"
-    "keeps the enclosing RLK_FENCE_TOKEN (no newer token that would fence its parent).\n"
-    "\n"
-    "COMMAND runs in a process group of its own and dies with rlk (SIGKILL to the group\n"
-    "if rlk is killed). SIGINT, SIGTERM, SIGHUP and SIGQUIT sent to rlk are passed on to\n"
-    "COMMAND's group. If the\n"
-    "lock is lost while COMMAND runs (its key deleted or expired, renewals failing, a\n"
-    "fixed lease or RedLock's validity running out), COMMAND is stopped as above and rlk\n"
-    "exits 6.\n"
-    "\n"
-    "exit: COMMAND's code; CODE when not acquired; 2 usage; 3 connection; 4 error reply;\n"
-    "      6 lock lost while COMMAND ran; 11 a --claim fence holds a newer token;\n"
-    "      126/127 COMMAND could not be run\n"
-    "\n"
-    "examples: rlk lock nightly-backup -w 30 -- ./backup.sh --full\n"
-    "          rlk lock --read config -- ./render.sh\n"
-    "          rlk lock --all order:42 redis://10.0.0.2:6379#stock:7 -- ./ship.sh\n"
-    "          rlk lock --redlock redis://a:6379,redis://b:6379,redis://c:6379 job -- ./job\n";
 
 /* ---------------------------------------------------------------- parsing */
 
@@ -202,7 +113,7 @@ static int lock_arg(int argc, char **argv, int *i, rlk_lc_lock_opts *o)
     int got, rc = -1;
 
     if (rlk_cli_is_help(arg)) {
-        fputs(lock_usage, stdout);
+        fputs(rlk_cli_help_lock, stdout);
         return RLK_EXIT_OK;
     }
     if (lock_mode_arg(argc, argv, i, o, &rc))
@@ -317,6 +228,6 @@ static int lock_run(int argc, char **argv)
 const rlk_cli_command rlk_cmd_lock = {
     "lock",
     "run a command while holding a lock (rlk lock [KIND] NAME -- CMD)",
-    lock_usage,
+    rlk_cli_help_lock,
     lock_run,
 };

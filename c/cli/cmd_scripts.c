@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "help_gen.h"
 #include "cli.h"
 #include "client/client.h"
 #include "client/cluster.h"
@@ -17,26 +18,6 @@ typedef struct scripts_opts {
     int json;
     int allow_modified;
 } scripts_opts;
-
-static const char scripts_usage[] =
-    "usage: rlk scripts list   [--bundle DIR] [--json]\n"
-    "       rlk scripts load   [--url URL] [--bundle DIR [--allow-modified]]\n"
-    "       rlk scripts verify [--url URL] [--bundle DIR [--allow-modified]] [--json]\n"
-    "\n"
-    "  list    the scripts (name, version, number of KEYS, SHA-1); no server needed.\n"
-    "          KEYS 'n' means a variadic number of keys.\n"
-    "  load    SCRIPT LOAD every script; checks each SHA-1 the server returns.\n"
-    "  verify  which scripts the server holds (SCRIPT EXISTS by SHA-1); exit 5 when any\n"
-    "          is missing.\n"
-    "\n"
-    "  --bundle DIR  use the bundle directory DIR (manifest.tsv + <name>.lua) instead of\n"
-    "                the scripts built into rlk; its files are checked against the manifest,\n"
-    "                and every script against the SHA-1 this release was built with: a\n"
-    "                changed, added or removed script is named and refused (exit 5)\n"
-    "  --allow-modified  load or verify such a bundle anyway (each difference is still\n"
-    "                named, as a warning)\n"
-    "  --json        machine-readable output\n"
-    "  --url URL     the server (default: $RLK_URL, then " RLK_DEFAULT_URL ")\n";
 
 /* Returns -1 on success (keep going) or an exit code. */
 static int scripts_parse(int argc, char **argv, scripts_opts *o)
@@ -53,7 +34,7 @@ static int scripts_parse(int argc, char **argv, scripts_opts *o)
         if (got > 0)
             continue;
         if (rlk_cli_is_help(argv[i])) {
-            fputs(scripts_usage, stdout);
+            fputs(rlk_cli_help_scripts, stdout);
             return RLK_EXIT_OK;
         }
         if (strcmp(argv[i], "--json") == 0)
@@ -455,6 +436,6 @@ static int scripts_run(int argc, char **argv)
 const rlk_cli_command rlk_cmd_scripts = {
     "scripts",
     "list, load or verify the scripts (rlk scripts list|load|verify)",
-    scripts_usage,
+    rlk_cli_help_scripts,
     scripts_run,
 };

@@ -19,77 +19,11 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "help_gen.h"
 #include "kind_mark.h"
 #include "lock_cli.h"
 #include "nest.h"
 #include "wait_report.h"
-
-static const char semaphore_usage[] =
-    "usage: rlk semaphore NAME --permits N [--take K] [--resize] [-w SECONDS | -n]\n"
-    "                     [-l LEASE_MS] [-E CODE] [-k SECONDS] [--watchdog-lease MS]\n"
-    "                     [--url URL] -- COMMAND [ARGS...]\n"
-    "       rlk semaphore NAME acquired | set-permits N | lease-time ID | release ID\n"
-    "       rlk semaphore NAME expire SECONDS | clear-expire | ttl\n"
-    "\n"
-    "Waits for a permit of the semaphore NAME, runs COMMAND while holding it, gives it\n"
-    "back when COMMAND ends, and exits with COMMAND's exit code: at most N\n"
-    "commands hold a permit at once. Permits expire (Redisson's permit-expirable\n"
-    "semaphore): rlk renews its permit every third of the lease while COMMAND runs, so\n"
-    "the permit of an rlk that dies comes back by itself within one lease.\n"
-    "\n"
-    "  --permits N           the semaphore's number of permits, set when it does not exist\n"
-    "                        yet; an existing semaphore of another size is refused (exit 2).\n"
-    "                        (The old spelling -n N is still taken, with a warning.)\n"
-    "  --resize              give an existing semaphore N permits: adds the\n"
-    "                        difference to its count (fewer: the count may go below 0\n"
-    "                        until enough holders give theirs back)\n"
-    "  --take K              hold K permits at once (default 1, at most N and at\n"
-    "                        most the existing semaphore's size)\n"
-    "  --name NAME           the semaphore's name (for a name that starts with '-')\n"
-    "  -w, --wait SECONDS    wait at most this long (fractions allowed); default: forever\n"
-    "  -n, --no-wait         one attempt, no waiting (as for rlk lock)\n"
-    "  --hold                no COMMAND: hold the permits until Ctrl-C (or SIGTERM,\n"
-    "                        SIGHUP), then give them back and exit 0\n"
-    "  -E, --conflict-exit-code CODE\n"
-    "                        exit code when no permit is free in time (default 1)\n"
-    "  -l, --lease LEASE_MS  a fixed lease (at least 250): the permit expires LEASE_MS\n"
-    "                        after it was taken; COMMAND is stopped before that, as by\n"
-    "                        rlk lock\n"
-    "  -k, --kill-after SECONDS\n"
-    "                        when the permit is lost, COMMAND gets SIGTERM, then SIGKILL\n"
-    "                        after this grace period (default 10; fitted to the lease as\n"
-    "                        for rlk lock)\n"
-    "  --watchdog-lease MS   the renewed lease (default 30000)\n"
-    "  --url URL             the server (default: $RLK_URL, then " RLK_DEFAULT_URL ")\n"
-    "  --stats               at exit, one line on stderr: how long rlk waited (from its\n"
-    "                        start), held and renewed (docs/observability.md)\n"
-    "  --json                that line as one JSON object (implies --stats)\n"
-    "  --url-file FILE, --password-file FILE, --keep-env, --verbose\n"
-    "                        as in rlk --help\n"
-    "\n"
-    "Actions (no COMMAND; Redisson's calls of the same name):\n"
-    "  acquired              print how many permits are held (expired ones are given back\n"
-    "                        first)\n"
-    "  set-permits N         make the size (available + held) N: prints the new count of\n"
-    "                        available permits (below 0 while more than N are held)\n"
-    "  lease-time ID         print the ms left of permit ID's lease (-1: none); exit 1 when\n"
-    "                        it is not held\n"
-    "  release ID            give permit ID back (tryRelease); exit 1 when it is not held\n"
-    "                        (expired, released or unknown): nothing changed\n"
-    "  expire SECONDS        the semaphore (count and permits) vanishes after SECONDS\n"
-    "                        (fractions allowed); exit 1 when there is no semaphore\n"
-    "  clear-expire          remove that time to live; exit 1 when there was none\n"
-    "  ttl                   print the ms the semaphore has left (-1: no time to live,\n"
-    "                        -2: no semaphore)\n"
-    "\n"
-    "COMMAND sees RLK_LOCK_NAME, RLK_LOCK_KIND=semaphore and RLK_LOCK_OWNER (its permit\n"
-    "ids, separated by spaces). Signals and a lost permit (it expired or was taken away:\n"
-    "exit 6) are handled as by rlk lock.\n"
-    "\n"
-    "exit: COMMAND's code; CODE when no permit is free in time; 2 usage; 3 connection;\n"
-    "      4 error reply; 6 permit lost while COMMAND ran; 126/127 COMMAND could not be run\n"
-    "\n"
-    "example: rlk semaphore encoders --permits 4 -- ffmpeg -i in.mov out.mp4\n";
 
 typedef struct sem_opts {
     rlk_lc_opts c;
@@ -175,7 +109,7 @@ static int sem_arg(int argc, char **argv, int *i, sem_opts *o)
     int got;
 
     if (rlk_cli_is_help(arg)) {
-        fputs(semaphore_usage, stdout);
+        fputs(rlk_cli_help_semaphore, stdout);
         return RLK_EXIT_OK;
     }
     if (arg[0] == '-' && arg[1] != '\0') {
@@ -520,7 +454,7 @@ static int sem_admin_parse(int argc, char **argv, sem_admin *a)
         int got;
 
         if (rlk_cli_is_help(arg)) {
-            fputs(semaphore_usage, stdout);
+            fputs(rlk_cli_help_semaphore, stdout);
             return RLK_EXIT_OK;
         }
         if (arg[0] == '-' && arg[1] != '\0' && !(need && !a->arg && arg[1] >= '0' &&
@@ -651,6 +585,6 @@ static int semaphore_run(int argc, char **argv)
 const rlk_cli_command rlk_cmd_semaphore = {
     "semaphore",
     "run a command holding a permit (rlk semaphore NAME --permits N -- CMD)",
-    semaphore_usage,
+    rlk_cli_help_semaphore,
     semaphore_run,
 };

@@ -15,41 +15,12 @@
 #include <termios.h>
 #include <unistd.h>
 
+#include "help_gen.h"
 #include "client/client.h"
 #include "client/conn.h"
 #include "client/topo.h"
 #include "client/transport.h"
 #include "top.h"
-
-static const char top_usage[] =
-    "usage: rlk top [--once] [--json] [--pattern GLOB] [--interval SECONDS]\n"
-    "               [--sort waiters|age|name] [--limit N] [--count N] [--rate N] [--url URL]\n"
-    "\n"
-    "A live view of the server's locks, semaphores and latches, read from the server\n"
-    "alone (rlk's and Redisson's clients alike): holders (holder id, count, mode, TTL),\n"
-    "waiters (rlk's queue and its reservation, the fair queue with deadlines), pub/sub\n"
-    "subscribers per lock (PUBSUB NUMSUB), permits, expirable-permit holders, latch\n"
-    "counts, faster-MultiLock groups (each value's holder in --json). On a cluster,\n"
-    "every master. Keys are found with SCAN (never KEYS), COUNT and calls per second\n"
-    "bounded; nothing is written.\n"
-    "\n"
-    "Who waits for whom across names (a waiter that holds one lock and waits for\n"
-    "another): a cycle is shown as DEADLOCK lines above the table, and --json has it\n"
-    "as \"waits\": {\"edges\", \"cycles\"} (docs/deadlock.md).\n"
-    "\n"
-    "In a terminal it refreshes like top: q quits, s changes the order.\n"
-    "\n"
-    "  --once          one refresh, printed, then exit\n"
-    "  --json          one JSON object per refresh, one line each\n"
-    "  --pattern GLOB  lock names to show (SCAN MATCH; default *)\n"
-    "  --interval S    seconds between refreshes (default 2)\n"
-    "  --sort ORDER    waiters (queued, then subscribers; default), age (held\n"
-    "                  longest first, as seen by this rlk top), name\n"
-    "  --limit N       rows shown (default: the terminal's height, 50 otherwise;\n"
-    "                  --json 100); the totals count every lock\n"
-    "  --count N       SCAN COUNT (default 1000, 10..10000)\n"
-    "  --rate N        SCAN calls per second per node at most (default 1000)\n"
-    "  --url URL       the server (default: $RLK_URL, then " RLK_DEFAULT_URL ")\n";
 
 
 const char *const rlk_top_sort_words[RLK_TOP_SORTS] = {"waiters", "age", "name"};
@@ -197,7 +168,7 @@ static int top_parse(int argc, char **argv, rlk_top_opts *o)
         if (got > 0)
             continue;
         if (rlk_cli_is_help(argv[i])) {
-            fputs(top_usage, stdout);
+            fputs(rlk_cli_help_top, stdout);
             return RLK_EXIT_OK;
         }
         if (strcmp(argv[i], "--json") == 0)
@@ -316,6 +287,6 @@ out:
 const rlk_cli_command rlk_cmd_top = {
     "top",
     "a live view of the server's locks, waiters and semaphores (rlk top [--once] [--json])",
-    top_usage,
+    rlk_cli_help_top,
     top_run,
 };

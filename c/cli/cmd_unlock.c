@@ -27,39 +27,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "help_gen.h"
 #include "inspect.h"
 #include "kinds/fairlock.h"
 #include "kinds/names.h"
-
-static const char unlock_usage[] =
-    "usage: rlk unlock --force NAME [--kind KIND] [--queue] [--url URL]\n"
-    "       rlk unlock --queue NAME [--url URL]\n"
-    "\n"
-    "Force-releases the lock NAME whoever holds it (Redisson's forceUnlock): deletes it\n"
-    "and publishes the unlock message so that waiters try at once. Handles reentrant,\n"
-    "read-write, fair and fenced locks (the kind as rlk inspect finds it). Prints\n"
-    "whether a lock was removed; exit 0 either way.\n"
-    "A holder that is still running finds out at once (it listens on the lock's channel;\n"
-    "reentrant, read-write and fenced locks): `rlk lock` sends its command SIGTERM within a\n"
-    "round trip, SIGKILL after its -k grace, and exits 6. A fair lock's holder finds out\n"
-    "at its next renewal (a third of its lease).\n"
-    "\n"
-    "Without --force: exit 2. Only a forced unlock is offered here: a normal unlock\n"
-    "must come from the holder (its holder id), which a separate rlk process is not.\n"
-    "\n"
-    "A hash of one holder field -> count without a TTL (a lock someone persisted, or\n"
-    "an application's data shaped like one) is refused: exit 4, nothing changed. Name\n"
-    "its kind with --kind to remove it. Any other key that is no lock is refused with\n"
-    "or without --kind.\n"
-    "\n"
-    "  -f, --force release whoever holds it\n"
-    "  --kind KIND the lock's kind as you know it: reentrant (also the non-reentrant\n"
-    "              and spin locks), fair, fenced or rwlock; its force unlock then\n"
-    "              removes a lock's hash without a TTL too (no detection)\n"
-    "  --queue     empty a fair lock's queue of waiters (dead ones included); live\n"
-    "              waiters are woken and queue again. With --force: both\n"
-    "  --name NAME the name (for a name that starts with '-')\n"
-    "  --url URL   the server (default: $RLK_URL, then " RLK_DEFAULT_URL ")\n";
 
 typedef struct unlock_opts {
     const char *name;
@@ -97,7 +68,7 @@ static int unlock_parse(int argc, char **argv, unlock_opts *o)
         if (got > 0)
             continue;
         if (rlk_cli_is_help(argv[i])) {
-            fputs(unlock_usage, stdout);
+            fputs(rlk_cli_help_unlock, stdout);
             return RLK_EXIT_OK;
         }
         if (strcmp(argv[i], "--force") == 0 || strcmp(argv[i], "-f") == 0)
@@ -413,6 +384,6 @@ static int unlock_run(int argc, char **argv)
 const rlk_cli_command rlk_cmd_unlock = {
     "unlock",
     "force-release a lock whoever holds it (rlk unlock --force NAME)",
-    unlock_usage,
+    rlk_cli_help_unlock,
     unlock_run,
 };
