@@ -1,8 +1,9 @@
 -- SPDX-License-Identifier: BSD-3-Clause
 -- gen-cli.lua: what is made from c/cli/commands.lua, the one description of rlk's command line.
 --
---   luajit tools/gen-cli.lua                 write c/cli/help_gen.c (rlk --help's options, exit
---                                            codes and environment), c/cli/rlk.bash (the bash
+--   luajit tools/gen-cli.lua                 write c/cli/help_gen.c and help_gen.h (rlk --help's
+--                                            options, exit codes and environment, and every
+--                                            rlk CMD --help), c/cli/rlk.bash (the bash
 --                                            completion) and docs/cli.md's generated tables
 --   luajit tools/gen-cli.lua --check         exit 1 naming each of them that differs from what
 --                                            would be written (ctest cli_docs_fresh)

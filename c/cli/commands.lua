@@ -1,16 +1,16 @@
 -- commands.lua - the one description of the rlk command line: the options every command takes,
--- each command's options and action words, the exit codes, the environment and the installed
--- files.
+-- each command's options, action words and help text, the exit codes, the environment and the
+-- installed files.
 --
--- tools/gen-cli.lua makes from it: the options, exit codes and environment of `rlk --help`
--- (c/cli/help_gen.c), the bash completion (c/cli/rlk.bash, from which tools/gen-completion makes
--- the zsh and fish ones), the tables of docs/cli.md between its "generated" markers, and the
--- man page's EXIT STATUS, ENVIRONMENT, FILES and SEE ALSO (tools/gen-man, with the paths of the
--- install prefix). `luajit tools/gen-cli.lua` rewrites them all; ctest's cli_docs_fresh says when
--- one is stale. A command's own `rlk CMD --help` text stays in its cmd_*.c; cli_docs
--- (tools/check-cli-docs.lua) checks it, the parser (the binary), the man page, the completion
--- and docs/cli.md against this file: an option, exit code or variable one of them has and
--- another lacks is a failure.
+-- tools/gen-cli.lua makes from it: `rlk --help`'s options, exit codes and environment and every
+-- `rlk CMD --help` (c/cli/help_gen.c and help_gen.h), the bash completion (c/cli/rlk.bash, from
+-- which tools/gen-completion makes the zsh and fish ones), the tables of docs/cli.md between its
+-- "generated" markers, and the man page's EXIT STATUS, ENVIRONMENT, FILES and SEE ALSO
+-- (tools/gen-man, with the paths of the install prefix; its COMMANDS section is each
+-- `rlk help CMD`). `luajit tools/gen-cli.lua` rewrites them all; ctest's cli_docs_fresh says when
+-- one is stale. cli_docs (tools/check-cli-docs.lua) checks the parser (the binary), its help
+-- texts, the man page, the completion and docs/cli.md against this file: an option, exit code or
+-- variable one of them has and another lacks is a failure.
 --
 -- An option: { "-w", "--wait", arg = "SECONDS", value = WHAT } with the short form first (if
 -- any); arg is the value's name (none: a flag). value: what the completion offers for the
