@@ -40,38 +40,12 @@ typedef struct result {
     int exists;             /* the lock hash is there */
 } result;
 
-static long long reply_int(redisReply *r)
-{
-    long long v = -1;
 
-    if (r && r->type == REDIS_REPLY_INTEGER)
-        v = r->integer;
-    else if (r && r->type == REDIS_REPLY_STRING)
-        v = atoll(r->str);
-    else if (r && r->type == REDIS_REPLY_NIL)
-        v = 0;
-    if (r)
-        freeReplyObject(r);
-    return v;
-}
-
-static int holder_field(const char *name, char *field, size_t len)
-{
-    redisReply *r = rlk_fx_command(&srv, "HKEYS %s", name);
-    int ok = r && r->type == REDIS_REPLY_ARRAY && r->elements == 1 &&
-             r->element[0]->type == REDIS_REPLY_STRING;
-
-    if (ok)
-        snprintf(field, len, "%s", r->element[0]->str);
-    if (r)
-        freeReplyObject(r);
-    return ok ? 0 : -1;
-}
 
 static void finish(result *o, const char *name, const char *field)
 {
-    o->server = reply_int(rlk_fx_command(&srv, "HGET %s %s", name, field));
-    o->exists = (int)reply_int(rlk_fx_command(&srv, "EXISTS %s", name));
+    o->server = tk_count(&srv, "HGET %s %s", name, field);
+    o->exists = (int)tk_count(&srv, "EXISTS %s", name);
 }
 
 /* The options of a client that reaches the server through px. */
@@ -105,9 +79,9 @@ static void blocking(int given, int planted, long long lease, result *o)
     if (given)
         REQUIRE(rlk_lock_set_owner(l, "app-given-id:1") == RLK_OK);
     REQUIRE(rlk_lock_try_lock(l, 0, lease) == RLK_OK);
-    REQUIRE(holder_field(name, field, sizeof field) == 0);
+    REQUIRE(tk_hash_one_field(&srv, name, field, sizeof field) == 0);
     if (planted)
-        REQUIRE(reply_int(rlk_fx_command(&srv, "HINCRBY %s %s %d", name, field, planted)) ==
+        REQUIRE(tk_count(&srv, "HINCRBY %s %s %d", name, field, planted) ==
                 1 + planted);
     REQUIRE(rlk_metrics_get(c, &m0) == RLK_OK);
     tk_proxy_mute(px);
@@ -145,9 +119,9 @@ static void async(int planted, long long lease, result *o)
     memset(&r, 0, sizeof r);
     REQUIRE(tk_ares_call(&p, rlk_async_lock(ac, RLK_KIND_LOCK, name, 1, 0, lease, tk_ares_cb, &r),
                          &r) == RLK_OK);
-    REQUIRE(holder_field(name, field, sizeof field) == 0);
+    REQUIRE(tk_hash_one_field(&srv, name, field, sizeof field) == 0);
     if (planted)
-        REQUIRE(reply_int(rlk_fx_command(&srv, "HINCRBY %s %s %d", name, field, planted)) ==
+        REQUIRE(tk_count(&srv, "HINCRBY %s %s %d", name, field, planted) ==
                 1 + planted);
     REQUIRE(rlk_async_metrics_get(ac, &m0) == RLK_OK);
     tk_proxy_mute(px);
@@ -244,12 +218,12 @@ static void test_unrecorded(void)
     REQUIRE(rlk_async_poll_attach(ac, &p) == RLK_OK);
     REQUIRE(tk_ares_call(&p, rlk_async_lock(ac, RLK_KIND_LOCK, "mute:unrec:aw", 1, 0, LEASE_MS,
                                             tk_ares_cb, &r), &r) == RLK_OK);
-    REQUIRE(holder_field("mute:unrec:aw", field, sizeof field) == 0);
+    REQUIRE(tk_hash_one_field(&srv, "mute:unrec:aw", field, sizeof field) == 0);
     memset(&r, 0, sizeof r);
     REQUIRE(tk_ares_call(&p, rlk_async_unlock(ac, RLK_KIND_LOCK, "mute:unrec:aw", 1, tk_ares_cb,
                                               &r), &r) == RLK_OK);
-    REQUIRE(reply_int(rlk_fx_command(&srv, "HSET mute:unrec:a %s 1", field)) == 1);
-    REQUIRE(reply_int(rlk_fx_command(&srv, "PEXPIRE mute:unrec:a 30000")) == 1);
+    REQUIRE(tk_count(&srv, "HSET mute:unrec:a %s 1", field) == 1);
+    REQUIRE(tk_count(&srv, "PEXPIRE mute:unrec:a 30000") == 1);
     tk_proxy_mute(px);
     memset(&r, 0, sizeof r);
     o.rc = tk_ares_call(&p, rlk_async_unlock(ac, RLK_KIND_LOCK, "mute:unrec:a", 1, tk_ares_cb, &r),

@@ -71,54 +71,27 @@ static void outcome_print(const char *api, const char *kind, const outcome *o)
 
 /* ------------------------------------------------------------ the server's side */
 
-static long long reply_int(redisReply *r)
-{
-    long long v = -1;
 
-    if (r && r->type == REDIS_REPLY_INTEGER)
-        v = r->integer;
-    else if (r && r->type == REDIS_REPLY_STRING)
-        v = atoll(r->str);
-    else if (r && r->type == REDIS_REPLY_NIL)
-        v = 0;
-    if (r)
-        freeReplyObject(r);
-    return v;
-}
-
-/* The one field of name's hash: the holder's (the test holds it alone). */
-static int holder_field(const char *name, char *field, size_t len)
-{
-    redisReply *r = rlk_fx_command(&srv, "HKEYS %s", name);
-    int ok = r && r->type == REDIS_REPLY_ARRAY && r->elements == 1 &&
-             r->element[0]->type == REDIS_REPLY_STRING;
-
-    if (ok)
-        snprintf(field, len, "%s", r->element[0]->str);
-    if (r)
-        freeReplyObject(r);
-    return ok ? 0 : -1;
-}
 
 static long long server_count(const char *name, const char *field)
 {
-    return reply_int(rlk_fx_command(&srv, "HGET %s %s", name, field));
+    return tk_count(&srv, "HGET %s %s", name, field);
 }
 
 /* Plants the hold the client does not know of. */
 static void plant_surplus(const char *name, const char *field)
 {
-    REQUIRE(reply_int(rlk_fx_command(&srv, "HINCRBY %s %s 1", name, field)) == 2);
+    REQUIRE(tk_count(&srv, "HINCRBY %s %s 1", name, field) == 2);
 }
 
 static long long last_token(const char *name)
 {
-    return reply_int(rlk_fx_command(&srv, "GET redisson_lock_token:{%s}", name));
+    return tk_count(&srv, "GET redisson_lock_token:{%s}", name);
 }
 
 static int lock_exists(const char *name)
 {
-    return (int)reply_int(rlk_fx_command(&srv, "EXISTS %s", name));
+    return (int)tk_count(&srv, "EXISTS %s", name);
 }
 
 static void counters(outcome *o, const rlk_metrics *m0, const rlk_metrics *m)
@@ -162,7 +135,7 @@ static void run_blocking(rlk_client *c, int fenced, outcome *o)
     else
         REQUIRE((l = rlk_lock_new(c, name)));
     REQUIRE(b_lock(l, f, &t1) == RLK_OK);
-    REQUIRE(holder_field(name, field, sizeof field) == 0);
+    REQUIRE(tk_hash_one_field(&srv, name, field, sizeof field) == 0);
     plant_surplus(name, field);
     REQUIRE(rlk_metrics_get(c, &m0) == RLK_OK);
     REQUIRE((x = rlk_fx_sleep_begin(&srv, SLEEP_MS)));
@@ -198,7 +171,7 @@ static void run_async(rlk_async *ac, rlk_async_poll *p, int fenced, outcome *o)
     snprintf(name, sizeof name, "same:async:%s", fenced ? "fenced" : "lock");
     REQUIRE(tk_ares_call(p, rlk_async_lock(ac, kind, name, 1, 0, LEASE_MS, tk_ares_cb, &r), &r) == RLK_OK);
     t1 = r.value;
-    REQUIRE(holder_field(name, field, sizeof field) == 0);
+    REQUIRE(tk_hash_one_field(&srv, name, field, sizeof field) == 0);
     plant_surplus(name, field);
     REQUIRE(rlk_async_metrics_get(ac, &m0) == RLK_OK);
     memset(&r, 0, sizeof r);
@@ -308,9 +281,9 @@ static void rel_blocking(rlk_client *c, int fenced, int planted, rel_outcome *o)
     else
         REQUIRE((l = rlk_lock_new(c, name)));
     REQUIRE(b_lock(l, f, &t) == RLK_OK);
-    REQUIRE(holder_field(name, field, sizeof field) == 0);
+    REQUIRE(tk_hash_one_field(&srv, name, field, sizeof field) == 0);
     if (planted)
-        REQUIRE(reply_int(rlk_fx_command(&srv, "HINCRBY %s %s %d", name, field, planted)) ==
+        REQUIRE(tk_count(&srv, "HINCRBY %s %s %d", name, field, planted) ==
                 1 + planted);
     REQUIRE(rlk_metrics_get(c, &m0) == RLK_OK);
     REQUIRE((x = rlk_fx_sleep_begin(&srv, SLEEP_MS)));
@@ -339,9 +312,9 @@ static void rel_async(rlk_async *ac, rlk_async_poll *p, int fenced, int planted,
     snprintf(name, sizeof name, "rel:async:%s:%d", fenced ? "fenced" : "lock", planted);
     REQUIRE(tk_ares_call(p, rlk_async_lock(ac, kind, name, 1, 0, LEASE_MS, tk_ares_cb, &r), &r) ==
             RLK_OK);
-    REQUIRE(holder_field(name, field, sizeof field) == 0);
+    REQUIRE(tk_hash_one_field(&srv, name, field, sizeof field) == 0);
     if (planted)
-        REQUIRE(reply_int(rlk_fx_command(&srv, "HINCRBY %s %s %d", name, field, planted)) ==
+        REQUIRE(tk_count(&srv, "HINCRBY %s %s %d", name, field, planted) ==
                 1 + planted);
     REQUIRE(rlk_async_metrics_get(ac, &m0) == RLK_OK);
     memset(&r, 0, sizeof r);

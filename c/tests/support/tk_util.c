@@ -578,8 +578,8 @@ long long tk_wall_offset_ms(void)
     return ((long long)rt.tv_sec - mono.tv_sec) * 1000LL + (rt.tv_nsec - mono.tv_nsec) / 1000000L;
 }
 
-/* A reply r (freed) as tk_int reads it: an integer, a string's number, -1 for nil, -999 else. */
-static long long tk_int_of(redisReply *r)
+/* A reply r (freed) as tk_int reads it: an integer, a string's number, nil for nil, -999 else. */
+static long long tk_int_of(redisReply *r, long long nil)
 {
     long long v = -999;
 
@@ -588,7 +588,7 @@ static long long tk_int_of(redisReply *r)
     else if (r && r->type == REDIS_REPLY_STRING)
         v = atoll(r->str);
     else if (r && r->type == REDIS_REPLY_NIL)
-        v = -1;
+        v = nil;
     if (r)
         freeReplyObject(r);
     return v;
@@ -602,7 +602,31 @@ long long tk_int(const rlk_fx_server *s, const char *fmt, ...)
     va_start(ap, fmt);
     r = rlk_fx_vcommand(s, fmt, ap);
     va_end(ap);
-    return tk_int_of(r);
+    return tk_int_of(r, -1);
+}
+
+long long tk_count(const rlk_fx_server *s, const char *fmt, ...)
+{
+    redisReply *r;
+    va_list ap;
+
+    va_start(ap, fmt);
+    r = rlk_fx_vcommand(s, fmt, ap);
+    va_end(ap);
+    return tk_int_of(r, 0);
+}
+
+int tk_hash_one_field(const rlk_fx_server *s, const char *name, char *field, size_t len)
+{
+    redisReply *r = rlk_fx_command(s, "HKEYS %s", name);
+    int ok = r && r->type == REDIS_REPLY_ARRAY && r->elements == 1 &&
+             r->element[0]->type == REDIS_REPLY_STRING;
+
+    if (ok)
+        snprintf(field, len, "%s", r->element[0]->str);
+    if (r)
+        freeReplyObject(r);
+    return ok ? 0 : -1;
 }
 
 const char *tk_str(const rlk_fx_server *s, char *buf, size_t len, const char *fmt, ...)
@@ -808,7 +832,7 @@ long long tk_ctx_int(redisContext *ctx, const char *fmt, ...)
     va_start(ap, fmt);
     r = redisvCommand(ctx, fmt, ap);
     va_end(ap);
-    return tk_int_of(r);
+    return tk_int_of(r, -1);
 }
 
 /* A field of INFO section on ctx, or -1. */

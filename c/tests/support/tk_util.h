@@ -145,6 +145,11 @@ int tk_count_clients_named(const rlk_fx_server *s, const char *name);
  * is read as a number: an integer, a numeric string (atoll), -1 for nil,
  * -999 for anything else or a connection error. */
 long long tk_int(const rlk_fx_server *s, const char *fmt, ...);
+/* tk_int, but nil is 0 (a count or hash field that is not there). */
+long long tk_count(const rlk_fx_server *s, const char *fmt, ...);
+/* The one field of hash name (a lock held by one holder: its holder's field) into field (cut to
+ * len): 0, else -1 (not a hash of exactly one field). */
+int tk_hash_one_field(const rlk_fx_server *s, const char *name, char *field, size_t len);
 /* A command on a fresh connection whose reply is read as a string into buf
  * (cut to len): a string or status reply's text, "" for anything else. Returns buf. */
 const char *tk_str(const rlk_fx_server *s, char *buf, size_t len, const char *fmt, ...)
