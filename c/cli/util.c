@@ -15,6 +15,7 @@
 
 #include "cli.h"
 #include "client/client.h"
+#include "client/error.h"
 #include "client/slot.h"
 #include "client/tls.h"
 #include "client/url.h"
@@ -168,22 +169,52 @@ void rlk_cli_say(FILE *out, const char *prefix, const char *fmt, ...)
 }
 
 /* A server that wants a password and was given none answers NOAUTH (Redis 6+: "NOAUTH
- * Authentication required."): the message says where rlk takes one from. */
+ * Authentication required."), one that refuses the password WRONGPASS: the message says where
+ * rlk takes one from. The library ends such messages with where it takes one from
+ * (client/error.h: the URL, rlk_options.password); rlk's sources take that hint's place. */
 static const char rlk_cli_noauth_hint[] =
     " (the server wants a password: give it in the URL, redis://:PASSWORD@HOST:PORT, or with "
     "--password-file FILE, $RLK_PASSWORD_FILE or $RLK_PASSWORD)";
+static const char rlk_cli_wrongpass_hint[] =
+    " (the server refused the user and password: the URL's, or when it has none, "
+    "--password-file FILE, $RLK_PASSWORD_FILE or $RLK_PASSWORD)";
+
+/* Cuts the library's hint out of text; 1 when it was there. */
+static int rlk_cli_cut(char *text, const char *hint)
+{
+    char *at = strstr(text, hint);
+
+    if (!at)
+        return 0;
+    memmove(at, at + strlen(hint), strlen(at + strlen(hint)) + 1);
+    return 1;
+}
 
 static void rlk_cli_vmessage(const char *fmt, va_list ap)
 {
     char probe[2048];
+    const char *hint = NULL;
     va_list again;
+    int n;
 
     va_copy(again, ap);
-    vsnprintf(probe, sizeof probe, fmt, again);
+    n = vsnprintf(probe, sizeof probe, fmt, again);
     va_end(again);
-    rlk_cli_vsay(stderr, "rlk: ", fmt, ap);
-    if (strstr(probe, "NOAUTH ") || strstr(probe, "NOAUTH:"))
-        fputs(rlk_cli_noauth_hint, stderr);
+    if (n >= 0 && n < (int)sizeof probe) {
+        if (rlk_cli_cut(probe, RLK_NOAUTH_HINT))
+            hint = rlk_cli_noauth_hint;
+        else if (rlk_cli_cut(probe, RLK_WRONGPASS_HINT))
+            hint = rlk_cli_wrongpass_hint;
+    }
+    if (hint) {
+        rlk_cli_say(stderr, "rlk: ", "%s", probe);
+    } else {
+        rlk_cli_vsay(stderr, "rlk: ", fmt, ap);
+        if (strstr(probe, "NOAUTH ") || strstr(probe, "NOAUTH:"))
+            hint = rlk_cli_noauth_hint;
+    }
+    if (hint)
+        fputs(hint, stderr);
     fputc('\n', stderr);
 }
 

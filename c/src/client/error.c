@@ -74,6 +74,22 @@ static void rlk_one_line(char *s)
             *s = ' ';
 }
 
+/* The password hint of an AUTH refusal (error.h), once, when it fits. */
+static void rlk_auth_hint(char *msg, size_t size)
+{
+    const char *hint = NULL;
+    size_t len = strlen(msg);
+
+    if (strstr(msg, RLK_NOAUTH_HINT) || strstr(msg, RLK_WRONGPASS_HINT))
+        return;
+    if (strstr(msg, "NOAUTH") || strstr(msg, "Protocol error: unauthenticated"))
+        hint = RLK_NOAUTH_HINT;
+    else if (strstr(msg, "WRONGPASS") || strstr(msg, "invalid password"))
+        hint = RLK_WRONGPASS_HINT;
+    if (hint && len + strlen(hint) < size)
+        memcpy(msg + len, hint, strlen(hint) + 1);
+}
+
 int rlk_set_error(rlk_client *c, int err, const char *fmt, ...)
 {
     rlk_err_entry *e;
@@ -88,6 +104,8 @@ int rlk_set_error(rlk_client *c, int err, const char *fmt, ...)
     vsnprintf(e->msg, sizeof e->msg, fmt, ap);
     va_end(ap);
     rlk_one_line(e->msg);
+    if (err == RLK_ERR_AUTH)
+        rlk_auth_hint(e->msg, sizeof e->msg);
     return err;
 }
 

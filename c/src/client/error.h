@@ -17,9 +17,21 @@
 
 #define RLK_ERRSTR_MAX 512          /* longest message kept, with its NUL */
 
+/* What an RLK_ERR_AUTH message whose server reply is NOAUTH (or "Protocol error:
+ * unauthenticated") or WRONGPASS gets at its end: where the library takes a password from (the
+ * rlk CLI puts its own sources, --password-file and the variables, in their place). */
+#define RLK_NOAUTH_HINT                                                                    \
+    " (the server wants a password and was given none: put it in the URL, "              \
+    "redis://:PASSWORD@HOST:PORT or redis://USER:PASSWORD@HOST:PORT, or in "             \
+    "rlk_options.password)"
+#define RLK_WRONGPASS_HINT                                                                 \
+    " (the server refused the user and password: the URL's, or rlk_options.password "    \
+    "when the URL has none)"
+
 /* Records (err, printf-style message) as the calling thread's last error on
  * c and returns err. The message is cut to one line of RLK_ERRSTR_MAX - 1
- * bytes (newlines become spaces). c may be a client that failed to connect. */
+ * bytes (newlines become spaces); an RLK_ERR_AUTH one of NOAUTH or WRONGPASS ends with
+ * RLK_NOAUTH_HINT or RLK_WRONGPASS_HINT (once). c may be a client that failed to connect. */
 int rlk_set_error(rlk_client *c, int err, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 

@@ -10,7 +10,8 @@
  *   rlk check gives up after one command timeout, not two;
  *   RedLock: a refused connection and a wrong password named as such (not "no
  *   reply within 50 ms"), and a warning when it holds with a server down;
- *   NOAUTH: the hint of the URL, --password-file and $RLK_PASSWORD;
+ *   NOAUTH: the hint of the URL, --password-file and $RLK_PASSWORD; the library's own
+ *     messages (NOAUTH, WRONGPASS) name the URL and rlk_options.password, the CLI's never;
  *   -l out of range: the bound said;
  *   the faster MultiLock's shape refusal names the field;
  *   unlock --force: a token lock, a semaphore, the wrong --kind;
@@ -243,6 +244,55 @@ static void test_noauth_hint(void)
     cli_result_free(&r);
 }
 
+/* The library's own messages name where a password comes from (the URL, rlk_options.password):
+ * a connect without one (NOAUTH) and with a wrong one (WRONGPASS), blocking and async; the CLI
+ * names its own sources instead and never rlk_options. */
+static void noauth_lib_case(const char *url, const char *password, const char *reply,
+                            const char *hint)
+{
+    rlk_options o;
+    rlk_client *c;
+
+    rlk_options_init(&o);
+    o.url = url;
+    o.password = password;
+    c = rlk_connect(&o);
+    REQUIRE(c);
+    CHECKF(rlk_err(c) == RLK_ERR_AUTH, "connect %s: %d %s", url, rlk_err(c), rlk_errstr(c));
+    CHECK_STR_CONTAINS(rlk_errstr(c), reply);
+    CHECK_STR_CONTAINS(rlk_errstr(c), hint);
+    CHECK_STR_CONTAINS(rlk_errstr(c), "rlk_options.password");
+    printf("  library: %s\n", rlk_errstr(c));
+    rlk_free(c);
+}
+
+static void test_noauth_hint_library(void)
+{
+    char bare[128], wrong[128];
+
+    rlk_fx_url(&secure, -1, bare, sizeof bare);
+    snprintf(wrong, sizeof wrong, "redis://:wrong-pw@127.0.0.1:%d", secure.port);
+    noauth_lib_case(bare, NULL, "NOAUTH", "redis://:PASSWORD@");
+    noauth_lib_case(wrong, NULL, "WRONGPASS", "the URL's");
+    noauth_lib_case(bare, "wrong-pw", "WRONGPASS", "the URL's");
+    {
+        cli_result r = RUN("--url", wrong, "lock", "na-w", "--", "true");
+
+        expect_status(&r, 3, "lock with a wrong password");
+        expect_one_line_error(&r, "lock with a wrong password");
+        CHECK_STR_CONTAINS(r.err, "WRONGPASS");
+        CHECK_STR_CONTAINS(r.err, "--password-file");
+        CHECKF(strstr(r.err, "rlk_options") == NULL, "the CLI names the library's options: %s",
+               r.err);
+        CHECKF(strstr(r.err, "wrong-pw") == NULL, "the password was printed: %s", r.err);
+        cli_result_free(&r);
+        r = RUN("--url", bare, "lock", "na-x", "--", "true");
+        CHECKF(strstr(r.err, "rlk_options") == NULL, "the CLI names the library's options: %s",
+               r.err);
+        cli_result_free(&r);
+    }
+}
+
 static void test_lease_bound(void)
 {
     cli_result r = RUN("lock", "-l", "99999999999999999", "lb-x", "--", "true");
@@ -439,6 +489,7 @@ int main(int argc, char **argv)
     RUN_TEST(test_stopped_server);
     RUN_TEST(test_redlock_causes);
     RUN_TEST(test_noauth_hint);
+    RUN_TEST(test_noauth_hint_library);
     RUN_TEST(test_lease_bound);
     RUN_TEST(test_fastmulti_field_name);
     RUN_TEST(test_force_unlock_kinds);
