@@ -23,16 +23,6 @@
  * started again (400 ms down) sees the next leader elected after the restart; before, it
  * returned the read's RLK_ERR_IO (observer_reconnect).
  *
- * Every hold is one incarnation too (hold_fenced, hold_lock and their _async twins): a fenced or
- * reentrant lock's holder (a child, watchdog lease 3 s) is stopped until its lease ran out on the
- * server, the same holder id takes the lock in another process with a fixed 2 s lease and dies,
- * and the first is continued. A renewal sent after the hold's loss deadline cannot be of the
- * first's hold: it must be told RLK_LOST_EXPIRED and send none, and an unrelated process must get
- * the lock once the dead one's 2 s ran out. Before, its watchdog's next renewal found the id
- * holding (fenced/renew and reentrant/renew check the holder id alone, and a nested hold of one
- * id in two processes is legitimately one hold), renewed the dead process's hold every second
- * and never told the first; the unrelated process got RLK_ERR_BUSY after its 10 s wait.
- *
  *   rlk_elect_incarnation [case]
  */
 #include "check.h"
@@ -148,91 +138,6 @@ static int campaign_as(const char *u, const char *name, const char *owner, long 
     printf("%d %lld\n", rc, term);
     fflush(stdout);
     _exit(0);   /* no resign, no cleanup: it died */
-}
-
-/* ---------------------------------------------------------------- a lock's holder */
-
-/* The holder on the blocking API: takes the fenced lock (kind "fenced") or the reentrant lock
- * ("lock") name as owner with the watchdog, prints "held <owner> <rc>", then, once told of a
- * loss, "lost <reason>". Ends after 60 s at most (the parent kills it sooner). */
-static int holder_blocking(const char *u, const char *kind, const char *name, const char *owner)
-{
-    int fenced = strcmp(kind, "fenced") == 0, rc;
-    rlk_options o;
-    rlk_client *c;
-    rlk_fenced *f = NULL;
-    rlk_lock *l = NULL;
-
-    memset(&o, 0, sizeof o);
-    o.url = u;
-    o.watchdog_lease_ms = WD_LEASE_MS;
-    if (!(c = rlk_connect(&o)) || rlk_err(c) != RLK_OK)
-        return 3;
-    rlk_set_lost_callback(c, child_on_lost, NULL);
-    if (fenced) {
-        if (!(f = rlk_fenced_new(c, name)) || rlk_fenced_set_owner(f, owner) != RLK_OK)
-            return 3;
-        rc = rlk_fenced_try_lock(f, 0, 0, NULL);
-    } else {
-        if (!(l = rlk_lock_new(c, name)) || rlk_lock_set_owner(l, owner) != RLK_OK)
-            return 3;
-        rc = rlk_lock_try_lock(l, 0, 0);
-    }
-    printf("held %s %d\n", owner, rc);
-    fflush(stdout);
-    for (int i = 0; i < 6000 && !atomic_load(&child_lost); i++)
-        usleep(10000);
-    printf("lost %d\n", atomic_load(&child_lost));
-    fflush(stdout);
-    pause();
-    return 0;
-}
-
-/* The same holder on the loop: task 1 of an async client (its holder id "<uuid>:1"). */
-static int holder_async(const char *u, const char *kind, const char *name)
-{
-    ap_cl c;
-    ap_res a = {0};
-
-    if (ap_cl_open(&c, u, WD_LEASE_MS, 0, 2000) != 0)
-        return 3;
-    rlk_async_set_lost_callback(c.ac, child_on_lost_async, NULL);
-    if (!AP_REQ(rlk_async_lock(c.ac, strcmp(kind, "fenced") == 0 ? RLK_KIND_FENCED : RLK_KIND_LOCK,
-                               name, 1, 0, -1, ap_on_res, &a)) ||
-        !ap_wait_res(&c, &a, 10000))
-        return 3;
-    printf("held %s:1 %d\n", rlk_async_uuid(c.ac), a.err);
-    fflush(stdout);
-    for (int i = 0; i < 600 && !atomic_load(&child_lost); i++)
-        aloop_run_until(c.l, NULL, NULL, 100);
-    printf("lost %d\n", atomic_load(&child_lost));
-    fflush(stdout);
-    pause();
-    return 0;
-}
-
-/* Takes the lock as owner with a fixed lease, no wait: prints "<rc>"; the process then ends,
- * its hold left to its lease (a holder that died). */
-static int hold_as(const char *u, const char *kind, const char *name, const char *owner,
-                   long long lease)
-{
-    rlk_client *c = rlk_connect_url(u);
-    int rc = 3;
-
-    if (c && strcmp(kind, "fenced") == 0) {
-        rlk_fenced *f = rlk_fenced_new(c, name);
-
-        if (f && rlk_fenced_set_owner(f, owner) == RLK_OK)
-            rc = rlk_fenced_try_lock(f, 0, lease, NULL);
-    } else if (c) {
-        rlk_lock *l = rlk_lock_new(c, name);
-
-        if (l && rlk_lock_set_owner(l, owner) == RLK_OK)
-            rc = rlk_lock_try_lock(l, 0, lease);
-    }
-    printf("%d\n", rc);
-    fflush(stdout);
-    _exit(0);   /* no unlock, no cleanup: it died */
 }
 
 /* ---------------------------------------------------------------- the parent's side */
@@ -406,98 +311,6 @@ static void renew_incarnation_async(void)
     incarnations("aleader", "el:inc-a");
 }
 
-/* ---------------------------------------------------------------- one id, two holds */
-
-/* The fixed lease's lock gone from the server (bounded poll): 1. */
-static int gone_within(const char *name, long long ms);
-
-/* The holder (a child on the API named by mode, the lock of kind) stopped until its lease ran
- * out on the server, the same id holding the lock again in another process that then dies; the
- * first continued. */
-static void hold_incarnations(const char *mode, const char *kind, const char *name)
-{
-    const char *args[] = {"elect_incarnation", mode, url, kind, name, "web-0", NULL};
-    char line[512], owner[300] = "", lease[24];
-    int rc = -1, reason = -1;
-    long long t0, waited;
-    rlk_client *c;
-    child a, b;
-
-    snprintf(lease, sizeof lease, "%d", DEAD_LEASE_MS);
-    REQUIRE(child_start(&a, args) == 0);
-    REQUIRE(child_line(&a, line, sizeof line, 10000));
-    REQUIRE(sscanf(line, "held %299s %d", owner, &rc) == 2);
-    REQUIRE(rc == RLK_OK);
-    printf("  the first holder %s holds %s (%s)\n", owner, name, kind);
-    REQUIRE(child_stop(&a));
-    /* Its lease (3 s from its last renewal's send) runs out on the server while it is stopped:
-     * its loss deadline has passed by then. */
-    REQUIRE(gone_within(name, 10000));
-    {
-        const char *bargs[] = {"elect_incarnation", "hold-as", url, kind, name, owner, lease, NULL};
-
-        REQUIRE(child_start(&b, bargs) == 0);
-        CHECKF(child_line(&b, line, sizeof line, 10000) && sscanf(line, "%d", &rc) == 1 &&
-               rc == RLK_OK, "the second holder of the same id: %s", line);
-        child_end(&b);
-    }
-    kill(a.pid, SIGCONT);
-    if (child_line(&a, line, sizeof line, 8000) && sscanf(line, "lost %d", &reason) == 1) {
-        printf("  the first holder was told it lost: reason %d\n", reason);
-        CHECK_INT_EQ(reason, RLK_LOST_EXPIRED);
-    } else {
-        CHECKF(0, "the first holder was not told it lost within 8 s (it renewed the second "
-               "holder's lock)");
-    }
-    /* The second died: an unrelated process gets the lock once its 2 s ran out. */
-    REQUIRE((c = rlk_connect_url(url)) != NULL);
-    t0 = rlk_fx_now_ms();
-    if (strcmp(kind, "fenced") == 0) {
-        rlk_fenced *f = rlk_fenced_new(c, name);
-
-        REQUIRE(f != NULL);
-        rc = rlk_fenced_try_lock(f, THIRD_WAIT_MS, 30000, NULL);
-        if (rc == RLK_OK)
-            CHECK_INT_EQ(rlk_fenced_unlock(f), RLK_OK);
-        rlk_fenced_free(f);
-    } else {
-        rlk_lock *l = rlk_lock_new(c, name);
-
-        REQUIRE(l != NULL);
-        rc = rlk_lock_try_lock(l, THIRD_WAIT_MS, 30000);
-        if (rc == RLK_OK)
-            CHECK_INT_EQ(rlk_lock_unlock(l), RLK_OK);
-        rlk_lock_free(l);
-    }
-    waited = rlk_fx_now_ms() - t0;
-    printf("  an unrelated process's try_lock: rc %d after %lld ms (the dead holder's lease: %d "
-           "ms)\n", rc, waited, DEAD_LEASE_MS);
-    CHECKF(rc == RLK_OK, "an unrelated process: rc %d after %lld ms (the first kept the dead "
-           "holder's lock alive)", rc, waited);
-    rlk_free(c);
-    child_end(&a);
-}
-
-static void hold_fenced(void)
-{
-    hold_incarnations("holder", "fenced", "inc:fenced-b");
-}
-
-static void hold_fenced_async(void)
-{
-    hold_incarnations("aholder", "fenced", "inc:fenced-a");
-}
-
-static void hold_lock(void)
-{
-    hold_incarnations("holder", "lock", "inc:lock-b");
-}
-
-static void hold_lock_async(void)
-{
-    hold_incarnations("aholder", "lock", "inc:lock-a");
-}
-
 /* ---------------------------------------------------------------- a lease that passed */
 
 /* The fixed lease's lock gone from the server (bounded poll): 1. */
@@ -635,12 +448,6 @@ int main(int argc, char **argv)
         return leader_blocking(argv[2], argv[3], argv[4]);
     if (argc == 5 && strcmp(argv[1], "aleader") == 0)
         return leader_async(argv[2], argv[3]);
-    if (argc == 6 && strcmp(argv[1], "holder") == 0)
-        return holder_blocking(argv[2], argv[3], argv[4], argv[5]);
-    if (argc == 6 && strcmp(argv[1], "aholder") == 0)
-        return holder_async(argv[2], argv[3], argv[4]);
-    if (argc == 7 && strcmp(argv[1], "hold-as") == 0)
-        return hold_as(argv[2], argv[3], argv[4], argv[5], atoll(argv[6]));
     if (argc == 6 && strcmp(argv[1], "campaign-as") == 0)
         return campaign_as(argv[2], argv[3], argv[4], atoll(argv[5]));
     signal(SIGPIPE, SIG_IGN);
@@ -651,10 +458,6 @@ int main(int argc, char **argv)
         RUN_TEST(fn)
     CASE(renew_incarnation);
     CASE(renew_incarnation_async);
-    CASE(hold_fenced);
-    CASE(hold_fenced_async);
-    CASE(hold_lock);
-    CASE(hold_lock_async);
     CASE(lease_passed);
     CASE(lease_passed_async);
     CASE(observer_reconnect);

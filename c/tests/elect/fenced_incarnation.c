@@ -17,6 +17,16 @@
  * RLK_FENCE_TOKEN) on a short fixed lease; the first's watchdog (lease 3 s) must keep the hold
  * past its own first lease and the second's, told nothing (nested_token, nested_token_async).
  *
+ * A hold past its loss deadline is lost, whatever its kind (deadline_fenced, deadline_lock and
+ * their _async twins): the first holder (watchdog lease 3 s) is stopped until its lease ran out
+ * on the server, the same id takes the lock in another process with a fixed 2 s lease and dies,
+ * and the first is continued. It must be told RLK_LOST_EXPIRED and send no renewal (one would
+ * find its id holding: a reentrant lock's renewal cannot tell the two holds apart), and an
+ * unrelated process must get the lock once the dead one's 2 s ran out. Before, the blocking
+ * watchdog dropped only failing entries at their deadline: the first renewed the dead process's
+ * hold every second, was never told, and the unrelated process got RLK_ERR_BUSY after 10 s (the
+ * loop's watchdog already dropped any hold at its deadline).
+ *
  *   rlk_fenced_incarnation [case]
  */
 #include "check.h"
@@ -42,6 +52,9 @@ static char url[256];
 #define SECOND_LEASE_MS 15000   /* renew_token: the second holder's fixed lease */
 #define NEST_WD_MS 3000         /* nested_token: the first holder's watchdog lease (period 1 s) */
 #define NEST_LEASE_MS 500       /* nested_token: the nested holder's fixed lease */
+#define DEADLINE_WD_MS 3000     /* deadline_*: the first holder's watchdog lease (period 1 s) */
+#define DEAD_LEASE_MS 2000      /* deadline_*: the second holder's fixed lease; it exits at once */
+#define THIRD_WAIT_MS 10000     /* deadline_*: the unrelated process's wait */
 
 /* ---------------------------------------------------------------- child processes */
 
@@ -62,25 +75,35 @@ static void child_on_lost_async(int kind, const char *name, const char *owner, i
     child_on_lost(name, owner, reason, ud);
 }
 
-/* The first holder on the blocking API: takes the fenced lock name as owner with a watchdog
- * lease of wd_ms, prints "held <owner> <rc> <token>", then, once told of a loss, "lost
+/* The first holder on the blocking API: takes the lock name of kind ("fenced": the fenced
+ * lock, "lock": the reentrant lock) as owner with a watchdog lease of wd_ms, prints "held
+ * <owner> <rc> <token>" (token 0 for the reentrant lock), then, once told of a loss, "lost
  * <reason>". Ends after 60 s at most (the parent kills it sooner). */
-static int holder_blocking(const char *u, const char *name, const char *owner, long long wd_ms)
+static int holder_blocking(const char *u, const char *kind, const char *name, const char *owner,
+                           long long wd_ms)
 {
     rlk_options o;
     rlk_client *c;
-    rlk_fenced *f;
     long long token = 0;
-    int rc;
+    int rc = 3;
 
     memset(&o, 0, sizeof o);
     o.url = u;
     o.watchdog_lease_ms = wd_ms;
-    if (!(c = rlk_connect(&o)) || rlk_err(c) != RLK_OK || !(f = rlk_fenced_new(c, name)) ||
-        rlk_fenced_set_owner(f, owner) != RLK_OK)
+    if (!(c = rlk_connect(&o)) || rlk_err(c) != RLK_OK)
         return 3;
     rlk_set_lost_callback(c, child_on_lost, NULL);
-    rc = rlk_fenced_try_lock(f, 0, 0, &token);
+    if (strcmp(kind, "fenced") == 0) {
+        rlk_fenced *f = rlk_fenced_new(c, name);
+
+        if (f && rlk_fenced_set_owner(f, owner) == RLK_OK)
+            rc = rlk_fenced_try_lock(f, 0, 0, &token);
+    } else {
+        rlk_lock *l = rlk_lock_new(c, name);
+
+        if (l && rlk_lock_set_owner(l, owner) == RLK_OK)
+            rc = rlk_lock_try_lock(l, 0, 0);
+    }
     printf("held %s %d %lld\n", owner, rc, token);
     fflush(stdout);
     for (int i = 0; i < 6000 && !atomic_load(&child_lost); i++)
@@ -92,18 +115,20 @@ static int holder_blocking(const char *u, const char *name, const char *owner, l
 }
 
 /* The same holder on the loop: task 1 of an async client (its holder id "<uuid>:1"). */
-static int holder_async(const char *u, const char *name, long long wd_ms)
+static int holder_async(const char *u, const char *kind, const char *name, long long wd_ms)
 {
+    int k = strcmp(kind, "fenced") == 0 ? RLK_KIND_FENCED : RLK_KIND_LOCK;
     ap_cl c;
     ap_res a = {0};
 
     if (ap_cl_open(&c, u, wd_ms, 0, 2000) != 0)
         return 3;
     rlk_async_set_lost_callback(c.ac, child_on_lost_async, NULL);
-    if (!AP_REQ(rlk_async_lock(c.ac, RLK_KIND_FENCED, name, 1, 0, -1, ap_on_res, &a)) ||
+    if (!AP_REQ(rlk_async_lock(c.ac, k, name, 1, 0, -1, ap_on_res, &a)) ||
         !ap_wait_res(&c, &a, 10000))
         return 3;
-    printf("held %s:1 %d %lld\n", rlk_async_uuid(c.ac), a.err, a.value);
+    printf("held %s:1 %d %lld\n", rlk_async_uuid(c.ac), a.err,
+           k == RLK_KIND_FENCED ? a.value : 0);
     fflush(stdout);
     for (int i = 0; i < 600 && !atomic_load(&child_lost); i++)
         aloop_run_until(c.l, NULL, NULL, 100);
@@ -113,19 +138,28 @@ static int holder_async(const char *u, const char *name, long long wd_ms)
     return 0;
 }
 
-/* Takes the fenced lock as owner with a fixed lease, no wait, re-entering with token when it is
- * not 0: prints "<rc> <token>"; the process then ends, its hold left to its lease. */
-static int hold_as(const char *u, const char *name, const char *owner, long long lease,
-                   long long reentry)
+/* Takes the lock of kind as owner with a fixed lease, no wait, a fenced lock re-entering with
+ * token reentry when it is not 0: prints "<rc> <token>"; the process then ends, its hold left to
+ * its lease (a holder that died). */
+static int hold_as(const char *u, const char *kind, const char *name, const char *owner,
+                   long long lease, long long reentry)
 {
     rlk_client *c = rlk_connect_url(u);
-    rlk_fenced *f = c ? rlk_fenced_new(c, name) : NULL;
     long long token = 0;
     int rc = 3;
 
-    if (f && rlk_fenced_set_owner(f, owner) == RLK_OK &&
-        (reentry == 0 || rlk_fenced_set_reentry_token(f, reentry) == RLK_OK))
-        rc = rlk_fenced_try_lock(f, 0, lease, &token);
+    if (c && strcmp(kind, "fenced") == 0) {
+        rlk_fenced *f = rlk_fenced_new(c, name);
+
+        if (f && rlk_fenced_set_owner(f, owner) == RLK_OK &&
+            (reentry == 0 || rlk_fenced_set_reentry_token(f, reentry) == RLK_OK))
+            rc = rlk_fenced_try_lock(f, 0, lease, &token);
+    } else if (c) {
+        rlk_lock *l = rlk_lock_new(c, name);
+
+        if (l && rlk_lock_set_owner(l, owner) == RLK_OK)
+            rc = rlk_lock_try_lock(l, 0, lease);
+    }
     printf("%d %lld\n", rc, token);
     fflush(stdout);
     _exit(0);   /* no unlock, no cleanup: it died */
@@ -161,12 +195,12 @@ static long long srv_num(const char *fmt, const char *arg)
 
 /* The first holder (mode "holder" or "aholder") of name with a watchdog lease of wd_ms: 0 and
  * its owner and token once it holds, else -1 (said). */
-static int first_holder(tk_child *a, const char *mode, const char *name, long long wd_ms,
-                        char *owner, long long *token)
+static int first_holder(tk_child *a, const char *mode, const char *kind, const char *name,
+                        long long wd_ms, char *owner, long long *token)
 {
     char wd[24], line[512];
-    const char *blocking[] = {"holder", url, name, "web-0", wd, NULL};
-    const char *async[] = {"aholder", url, name, wd, NULL};
+    const char *blocking[] = {"holder", url, kind, name, "web-0", wd, NULL};
+    const char *async[] = {"aholder", url, kind, name, wd, NULL};
     int rc = -1;
 
     snprintf(wd, sizeof wd, "%lld", wd_ms);
@@ -182,11 +216,11 @@ static int first_holder(tk_child *a, const char *mode, const char *name, long lo
 
 /* A second process of owner takes name with a fixed lease (re-entering with reentry when not
  * 0): its rc, and its token in *token (-100: no answer). */
-static int second_holder(const char *name, const char *owner, long long lease,
+static int second_holder(const char *kind, const char *name, const char *owner, long long lease,
                          long long reentry, long long *token)
 {
     char ls[24], rs[24], line[256];
-    const char *args[] = {"hold-as", url, name, owner, ls, rs, NULL};
+    const char *args[] = {"hold-as", url, kind, name, owner, ls, rs, NULL};
     tk_child b;
     int rc = -100;
 
@@ -213,14 +247,14 @@ static void renew_gone(const char *mode, const char *name)
     int rc, reason = -1;
     tk_child a;
 
-    if (first_holder(&a, mode, name, GONE_WD_MS, owner, &t1) != 0) {
+    if (first_holder(&a, mode, "fenced", name, GONE_WD_MS, owner, &t1) != 0) {
         child_end(&a);
         return;
     }
     REQUIRE(child_stop(&a));
     stopped_at = rlk_fx_now_ms();
     CHECK_INT_EQ(srv_num("DEL %s", name), 1);       /* its lease ran out while it was stopped */
-    rc = second_holder(name, owner, SECOND_LEASE_MS, 0, &t2);
+    rc = second_holder("fenced", name, owner, SECOND_LEASE_MS, 0, &t2);
     CHECKF(rc == RLK_OK && t2 > t1, "the second holder of the same id: rc %d token %lld (the "
            "first's %lld)", rc, t2, t1);
     stopped_ms = rlk_fx_now_ms() - stopped_at;
@@ -273,11 +307,11 @@ static void nested(const char *mode, const char *name)
     int rc;
     tk_child a;
 
-    if (first_holder(&a, mode, name, NEST_WD_MS, owner, &t1) != 0) {
+    if (first_holder(&a, mode, "fenced", name, NEST_WD_MS, owner, &t1) != 0) {
         child_end(&a);
         return;
     }
-    rc = second_holder(name, owner, NEST_LEASE_MS, t1, &t2);
+    rc = second_holder("fenced", name, owner, NEST_LEASE_MS, t1, &t2);
     CHECKF(rc == RLK_OK && t2 == t1, "the nested holder: rc %d token %lld (the enclosing %lld)",
            rc, t2, t1);
     /* Past the first's own first lease and the nested one's: only its renewals keep the hold.
@@ -312,16 +346,108 @@ static void nested_token_async(void)
     nested("aholder", "finc:nest-a");
 }
 
+/* ---------------------------------------------------------------- a hold past its deadline */
+
+/* The lock gone from the server by its expiry (bounded poll): 1. */
+static int gone_within(const char *name, long long ms)
+{
+    long long end = rlk_fx_now_ms() + ms;
+
+    while (srv_num("EXISTS %s", name) != 0) {
+        if (rlk_fx_now_ms() >= end)
+            return 0;
+        rlk_fx_sleep_ms(20);
+    }
+    return 1;
+}
+
+/* The first holder (a child on the API named by mode, the lock of kind) stopped until its lease
+ * ran out on the server, the same id holding the lock again in another process that then dies;
+ * the first continued past its loss deadline. */
+static void deadline(const char *mode, const char *kind, const char *name)
+{
+    char line[512], owner[300] = "";
+    long long t1 = 0, t2 = 0, t0, waited;
+    int rc, reason = -1;
+    rlk_client *c;
+    tk_child a;
+
+    if (first_holder(&a, mode, kind, name, DEADLINE_WD_MS, owner, &t1) != 0) {
+        child_end(&a);
+        return;
+    }
+    REQUIRE(child_stop(&a));
+    /* Its lease (3 s from its last renewal's send) runs out on the server while it is stopped:
+     * its loss deadline has passed by then. */
+    REQUIRE(gone_within(name, 10000));
+    rc = second_holder(kind, name, owner, DEAD_LEASE_MS, 0, &t2);
+    CHECKF(rc == RLK_OK, "the second holder of the same id: rc %d", rc);
+    kill(a.pid, SIGCONT);
+    if (tk_child_read_line(&a, line, sizeof line, 8000) == 0 &&
+        sscanf(line, "lost %d", &reason) == 1) {
+        printf("  the first holder was told it lost: reason %d\n", reason);
+        CHECK_INT_EQ(reason, RLK_LOST_EXPIRED);
+    } else {
+        CHECKF(0, "the first holder was not told it lost within 8 s (it renewed the second "
+               "holder's lock)");
+    }
+    /* The second died: an unrelated process gets the lock once its 2 s ran out. */
+    REQUIRE((c = rlk_connect_url(url)) != NULL);
+    t0 = rlk_fx_now_ms();
+    if (strcmp(kind, "fenced") == 0) {
+        rlk_fenced *f = rlk_fenced_new(c, name);
+
+        REQUIRE(f != NULL);
+        if ((rc = rlk_fenced_try_lock(f, THIRD_WAIT_MS, 30000, NULL)) == RLK_OK)
+            CHECK_INT_EQ(rlk_fenced_unlock(f), RLK_OK);
+        rlk_fenced_free(f);
+    } else {
+        rlk_lock *l = rlk_lock_new(c, name);
+
+        REQUIRE(l != NULL);
+        if ((rc = rlk_lock_try_lock(l, THIRD_WAIT_MS, 30000)) == RLK_OK)
+            CHECK_INT_EQ(rlk_lock_unlock(l), RLK_OK);
+        rlk_lock_free(l);
+    }
+    waited = rlk_fx_now_ms() - t0;
+    printf("  an unrelated process's try_lock: rc %d after %lld ms (the dead holder's lease: %d "
+           "ms)\n", rc, waited, DEAD_LEASE_MS);
+    CHECKF(rc == RLK_OK, "an unrelated process: rc %d after %lld ms (the first kept the dead "
+           "holder's lock alive)", rc, waited);
+    rlk_free(c);
+    child_end(&a);
+}
+
+static void deadline_fenced(void)
+{
+    deadline("holder", "fenced", "finc:dl-fb");
+}
+
+static void deadline_fenced_async(void)
+{
+    deadline("aholder", "fenced", "finc:dl-fa");
+}
+
+static void deadline_lock(void)
+{
+    deadline("holder", "lock", "finc:dl-lb");
+}
+
+static void deadline_lock_async(void)
+{
+    deadline("aholder", "lock", "finc:dl-la");
+}
+
 int main(int argc, char **argv)
 {
     const char *only = argc > 1 ? argv[1] : "all";
 
-    if (argc == 6 && strcmp(argv[1], "holder") == 0)
-        return holder_blocking(argv[2], argv[3], argv[4], atoll(argv[5]));
-    if (argc == 5 && strcmp(argv[1], "aholder") == 0)
-        return holder_async(argv[2], argv[3], atoll(argv[4]));
-    if (argc == 7 && strcmp(argv[1], "hold-as") == 0)
-        return hold_as(argv[2], argv[3], argv[4], atoll(argv[5]), atoll(argv[6]));
+    if (argc == 7 && strcmp(argv[1], "holder") == 0)
+        return holder_blocking(argv[2], argv[3], argv[4], argv[5], atoll(argv[6]));
+    if (argc == 6 && strcmp(argv[1], "aholder") == 0)
+        return holder_async(argv[2], argv[3], argv[4], atoll(argv[5]));
+    if (argc == 8 && strcmp(argv[1], "hold-as") == 0)
+        return hold_as(argv[2], argv[3], argv[4], argv[5], atoll(argv[6]), atoll(argv[7]));
     signal(SIGPIPE, SIG_IGN);
     if (rlk_fx_start(&srv, NULL) != 0 || rlk_fx_url(&srv, -1, url, sizeof url) != 0)
         return 1;
@@ -332,6 +458,10 @@ int main(int argc, char **argv)
     CASE(renew_token_async);
     CASE(nested_token);
     CASE(nested_token_async);
+    CASE(deadline_fenced);
+    CASE(deadline_fenced_async);
+    CASE(deadline_lock);
+    CASE(deadline_lock_async);
     rlk_fx_stop(&srv);
     return check_summary("fenced_incarnation");
 }
