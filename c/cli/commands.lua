@@ -522,7 +522,8 @@ no expiry.]],
     [[
 The kind is found from the key's type and the companion keys Redisson uses; a
 count-down latch has the layout of a semaphore (one rlk latch armed is marked and
-found), so name it: --kind latch.]],
+found), so name it: --kind latch; a fair lock held with nobody queued has a reentrant
+lock's (one rlk lock --fair holds is marked and found).]],
     [[
 A reentrant lock's lock-delay (rlk lock --lock-delay) shows as its key
 {NAME}:rlk_delay and PTTL; with no holder, NAME is in its delay: a holder lost it

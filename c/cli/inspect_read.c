@@ -7,6 +7,7 @@
  *   hash with a `mode` field                         rwlock
  *   hash of counts, with redisson_lock_token:{NAME}   fenced
  *   hash of counts, with a fair queue or timeout key  fair
+ *   hash of counts, {NAME}:rlk_kind=fair             fair (rlk lock --fair's marker)
  *   hash of counts                                   reentrant
  *   hash of value -> holder and value:holder:expire_time / :lock_count
  *                                                    fastmulti (a faster-MultiLock group)
@@ -552,6 +553,29 @@ static int ik_read_election(rlk_client *c, rlk_ik_view *v)
 
 /* ---------------------------------------------------------------- detection */
 
+/* rlk lock --fair marks the fair lock it holds ({NAME}:rlk_kind = "fair", kind_mark.h): with
+ * nobody queued, its hash is a reentrant lock's. Asked only while NAME is there. */
+static int ik_marked_fair(rlk_client *c, rlk_ik_view *v)
+{
+    size_t len = strlen(v->name) + 16;
+    char *mark = malloc(len);
+    redisReply *r = NULL;
+    int rc;
+
+    if (!mark)
+        return RLK_ERR_NOMEM;
+    snprintf(mark, len, "{%s}:" RLK_KM_SUFFIX_NAME, v->name);
+    rc = ik_cmd(c, 2, "GET", mark, NULL, NULL, &r);
+    if (rc == RLK_OK && r->type == REDIS_REPLY_STRING && strcmp(r->str, RLK_KM_FAIR) == 0) {
+        v->kind = RLK_IK_FAIR;
+        v->marked = 1;
+    }
+    if (r)
+        freeReplyObject(r);
+    free(mark);
+    return rc;
+}
+
 static int ik_detect_hash(rlk_client *c, rlk_ik_view *v, const ik_keys *keys)
 {
     int rc, not_lock, fenced = 0, queue = 0, timeout = 0;
@@ -574,7 +598,7 @@ static int ik_detect_hash(rlk_client *c, rlk_ik_view *v, const ik_keys *keys)
         (rc = ik_exists(c, keys->timeout, &timeout)) != RLK_OK)
         return rc;
     v->kind = fenced ? RLK_IK_FENCED : (queue || timeout) ? RLK_IK_FAIR : RLK_IK_REENTRANT;
-    return RLK_OK;
+    return v->kind == RLK_IK_REENTRANT ? ik_marked_fair(c, v) : RLK_OK;
 }
 
 /* rlk latch marks the latches it arms ({NAME}:rlk_kind = "latch", kind_mark.h):

@@ -129,3 +129,35 @@ int rlk_km_unmark(rlk_client *c, const char *name)
 {
     return rlk_km_write(c, name, "DEL", NULL);
 }
+
+int rlk_km_mark_new(rlk_client *c, const char *name, const char *kind)
+{
+    const char *argv[4] = {"SET", NULL, kind, "NX"};
+    redisReply *r = NULL;
+    int rc;
+
+    if (!(argv[1] = rlk_km_key(name)))
+        return RLK_ERR_NOMEM;
+    rc = rlk_command(c, 4, argv, NULL, &r);
+    if (r)
+        freeReplyObject(r);
+    free((char *)argv[1]);
+    return rc;
+}
+
+int rlk_km_unmark_if(rlk_client *c, const char *name, const char *kind)
+{
+    redisReply *r = NULL;
+    char *mark = rlk_km_key(name);
+    int rc = mark ? rlk_km_cmd(c, "GET", mark, NULL, &r) : RLK_ERR_NOMEM;
+
+    if (rc == RLK_OK && strcmp(rlk_km_str(r), kind) == 0) {
+        freeReplyObject(r);
+        r = NULL;
+        rc = rlk_km_cmd(c, "DEL", mark, NULL, &r);
+    }
+    if (r)
+        freeReplyObject(r);
+    free(mark);
+    return rc;
+}

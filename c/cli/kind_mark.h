@@ -19,6 +19,10 @@
 #define RLK_KM_SUFFIX_NAME "rlk_kind"
 #define RLK_KM_SEMAPHORE "semaphore"
 #define RLK_KM_LATCH "latch"
+/* rlk lock --fair marks the fair lock it holds: held with nobody queued, its hash is a
+ * reentrant lock's. Its holder's last release removes the marker (NAME gone); one left by a
+ * holder that died is ignored once NAME is gone, and replaced by the next rlk lock --fair. */
+#define RLK_KM_FAIR "fair"
 
 /* -1 when NAME may be used as `kind` (no key, a key of that kind, or one that
  * cannot be told); else the exit code (2) after a one-line error naming what
@@ -32,5 +36,9 @@ int rlk_km_check_not_rwlock(rlk_client *c, const char *name, const char *what);
 /* Writes the marker ({NAME}:rlk_kind = kind) / removes it. RLK_OK or an rlk code. */
 int rlk_km_mark(rlk_client *c, const char *name, const char *kind);
 int rlk_km_unmark(rlk_client *c, const char *name);
+/* The same, leaving a key that is there already (SET NX) / that holds another value than kind
+ * (an application's key of that name is never written or deleted). */
+int rlk_km_mark_new(rlk_client *c, const char *name, const char *kind);
+int rlk_km_unmark_if(rlk_client *c, const char *name, const char *kind);
 
 #endif /* RLK_KIND_MARK_H */

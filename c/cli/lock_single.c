@@ -61,7 +61,8 @@ typedef struct single_lock {
     rlk_nrlock *nr;             /* --non-reentrant; --spin is lock, set to spin */
     int fair_nonreentrant;      /* --fair --non-reentrant */
     long long delay_ms;         /* --lock-delay (lock, --spin); 0: none */
-    const char *name;           /* the lock's name, and its holder id, while held (the check) */
+    const char *name;           /* the lock's name, and its holder id, while held (the check,
+                                 * the fair lock's kind marker) */
     const char *owner;
 } single_lock;
 
@@ -248,7 +249,23 @@ static void single_share_cid(rlk_client *c)
 
 static int single_release(rlk_lc_hold *h)
 {
-    return single_unlock(h->impl);
+    single_lock *l = h->impl;
+    int rc = single_unlock(l), exists = 1;
+
+    /* The fair lock's kind marker (kind_mark.h) goes with the last hold: when NAME is gone. */
+    if (rc == RLK_OK && l->mode == RLK_LC_FAIR && l->name) {
+        const char *argv[2] = {"EXISTS", l->name};
+        redisReply *r = NULL;
+
+        if (rlk_command(l->c, 2, argv, NULL, &r) == RLK_OK && r &&
+            r->type == REDIS_REPLY_INTEGER)
+            exists = r->integer > 0;
+        if (r)
+            freeReplyObject(r);
+        if (!exists)
+            (void)rlk_km_unmark_if(l->c, l->name, RLK_KM_FAIR);
+    }
+    return rc;
 }
 
 /* The library's lease of the hold (rlk_lc_hold.lease): the one clock. */
@@ -404,13 +421,17 @@ static int single_hold(single_lock *l, const rlk_lc_lock_opts *o, const rlk_lc_s
     h.child_mask = mask;
     h.lease = single_lease;
     h.delay_ms = l->delay_ms;
+    l->name = o->names[0];
+    l->owner = owner;
+    /* A fair lock held with nobody queued looks like a reentrant lock: its kind marker tells
+     * rlk inspect (kind_mark.h). Not a condition of the hold (a user the ACL denies it). */
+    if (l->mode == RLK_LC_FAIR)
+        (void)rlk_km_mark_new(l->c, o->names[0], RLK_KM_FAIR);
     if (o->c.lease_ms > 0) {
         rlk_lc_hold_lease(&h, acquired_ns, o->c.lease_ms);
         /* Nothing renews a fixed lease, so no renewal finds it force-unlocked or deleted: the
          * checker asks at every message on its channel and every third of the lease, as the
          * watchdog would renew it. */
-        l->name = o->names[0];
-        l->owner = owner;
         h.check = single_check;
         h.check_channel = single_channel(l);
         h.check_period_ns = o->c.lease_ms / 3 * RLK_NS_PER_MS;

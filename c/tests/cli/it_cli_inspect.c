@@ -422,6 +422,38 @@ static void test_inspect_fair(void)
     rlk_free(c);
 }
 
+/* A fair lock held with nobody waiting has no queue keys, so its data is a reentrant lock's:
+ * rlk lock --fair marks it ({NAME}:rlk_kind = fair), inspect reads the marker, and the holder's
+ * release removes it. --fair --non-reentrant the same. */
+static void test_inspect_idle_fair(void)
+{
+    static const char *const modes[][2] = {{"--fair", "fi-idle"}, {"--non-reentrant", "fi-nr"}};
+
+    for (size_t k = 0; k < 2; k++) {
+        const char *n = modes[k][1];
+        char script[512], mark[64], *text, *json;
+        cli_result r;
+
+        snprintf(script, sizeof script,
+                 "\"$RLK_BIN\" inspect %s > \"$T/fi.txt\"; "
+                 "\"$RLK_BIN\" inspect %s --json > \"$T/fi.json\"", n, n);
+        r = RUN("lock", "--fair", modes[k][0], n, "--", "sh", "-c", script);
+        expect_status(&r, 0, "rlk lock --fair with inspect inside");
+        cli_result_free(&r);
+        text = cli_slurp(cli_path("fi.txt"));
+        json = cli_slurp(cli_path("fi.json"));
+        CHECKF(text && strncmp(text, n, strlen(n)) == 0 && strstr(text, ": fair lock\n"),
+               "inspect of the held fair lock %s without waiters: %s", n, text ? text : "(none)");
+        CHECKF(json && strstr(json, "\"kind\":\"fair\""), "inspect --json of %s: %s", n,
+               json ? json : "(none)");
+        free(text);
+        free(json);
+        snprintf(mark, sizeof mark, "{%s}:rlk_kind", n);
+        CHECKF(tk_int(&server, "EXISTS %s", mark) == 0, "%s left after the release", mark);
+        CHECKF(tk_int(&server, "EXISTS %s", n) == 0, "%s left after the release", n);
+    }
+}
+
 static void test_inspect_fenced(void)
 {
     rlk_client *c = rlk_connect_url(url);
@@ -735,6 +767,7 @@ int main(int argc, char **argv)
     RUN_TEST(test_inspect_other_and_odd);
     RUN_TEST(test_inspect_rwlock_sides);
     RUN_TEST(test_inspect_fair);
+    RUN_TEST(test_inspect_idle_fair);
     RUN_TEST(test_inspect_fenced);
     RUN_TEST(test_inspect_semaphores);
     RUN_TEST(test_inspect_latch);

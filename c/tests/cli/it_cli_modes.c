@@ -486,7 +486,7 @@ static void test_environment(void)
     check_env_lock((const char *const[]){"lock", "--write", "env-rw", NULL}, "env-rw", "write",
                    "rwlock");
     check_env_lock((const char *const[]){"lock", "--fair", "env-fair", NULL}, "env-fair", "fair",
-                   "reentrant");    /* no waiters: the fair lock looks like a reentrant one */
+                   "fair");    /* no waiters: told by rlk lock --fair's kind marker */
     check_env_lock((const char *const[]){"lock", "--fenced", "env-fenced", NULL}, "env-fenced",
                    "fenced", "fenced");
     check_env_lock((const char *const[]){"lock", "env-plain", NULL}, "env-plain", "lock",
