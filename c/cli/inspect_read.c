@@ -553,9 +553,10 @@ static int ik_read_election(rlk_client *c, rlk_ik_view *v)
 
 /* ---------------------------------------------------------------- detection */
 
-/* rlk lock --fair marks the fair lock it holds ({NAME}:rlk_kind = "fair", kind_mark.h): with
- * nobody queued, its hash is a reentrant lock's. Asked only while NAME is there. */
-static int ik_marked_fair(rlk_client *c, rlk_ik_view *v)
+/* The kind marker ({NAME}:rlk_kind, kind_mark.h) of v's name: when it says one of the n marks
+ * in marks, v->kind becomes that mark's kind in kinds and v is marked. */
+static int ik_marked(rlk_client *c, rlk_ik_view *v, const char *const *marks, const int *kinds,
+                     int n)
 {
     size_t len = strlen(v->name) + 16;
     char *mark = malloc(len);
@@ -566,14 +567,26 @@ static int ik_marked_fair(rlk_client *c, rlk_ik_view *v)
         return RLK_ERR_NOMEM;
     snprintf(mark, len, "{%s}:" RLK_KM_SUFFIX_NAME, v->name);
     rc = ik_cmd(c, 2, "GET", mark, NULL, NULL, &r);
-    if (rc == RLK_OK && r->type == REDIS_REPLY_STRING && strcmp(r->str, RLK_KM_FAIR) == 0) {
-        v->kind = RLK_IK_FAIR;
-        v->marked = 1;
+    for (int i = 0; rc == RLK_OK && r->type == REDIS_REPLY_STRING && i < n; i++) {
+        if (strcmp(r->str, marks[i]) == 0) {
+            v->kind = kinds[i];
+            v->marked = 1;
+        }
     }
     if (r)
         freeReplyObject(r);
     free(mark);
     return rc;
+}
+
+/* rlk lock --fair marks the fair lock it holds ({NAME}:rlk_kind = "fair"): with nobody queued,
+ * its hash is a reentrant lock's. Asked only while NAME is there. */
+static int ik_marked_fair(rlk_client *c, rlk_ik_view *v)
+{
+    static const char *const marks[] = {RLK_KM_FAIR};
+    static const int kinds[] = {RLK_IK_FAIR};
+
+    return ik_marked(c, v, marks, kinds, 1);
 }
 
 static int ik_detect_hash(rlk_client *c, rlk_ik_view *v, const ik_keys *keys)
@@ -601,33 +614,16 @@ static int ik_detect_hash(rlk_client *c, rlk_ik_view *v, const ik_keys *keys)
     return v->kind == RLK_IK_REENTRANT ? ik_marked_fair(c, v) : RLK_OK;
 }
 
-/* rlk latch marks the latches it arms ({NAME}:rlk_kind = "latch", kind_mark.h):
- * such a string is a latch, not a semaphore; "semaphore" says the semaphore is one. */
+/* rlk latch marks the latches it arms ({NAME}:rlk_kind = "latch"): such a string is a latch,
+ * not a semaphore. rlk semaphore, which marks what it makes ("semaphore"), makes
+ * permit-expirable semaphores: marked, one is that kind even with no permit held (no
+ * {NAME}:timeout to find it by). */
 static int ik_marked_latch(rlk_client *c, rlk_ik_view *v)
 {
-    size_t len = strlen(v->name) + 16;
-    char *mark = malloc(len);
-    redisReply *r = NULL;
-    int rc;
+    static const char *const marks[] = {RLK_KM_LATCH, RLK_KM_SEMAPHORE};
+    static const int kinds[] = {RLK_IK_LATCH, RLK_IK_PSEMAPHORE};
 
-    if (!mark)
-        return RLK_ERR_NOMEM;
-    snprintf(mark, len, "{%s}:" RLK_KM_SUFFIX_NAME, v->name);
-    rc = ik_cmd(c, 2, "GET", mark, NULL, NULL, &r);
-    if (rc == RLK_OK && r->type == REDIS_REPLY_STRING && strcmp(r->str, RLK_KM_LATCH) == 0) {
-        v->kind = RLK_IK_LATCH;
-        v->marked = 1;
-    }
-    /* rlk semaphore, which marks what it makes, makes permit-expirable semaphores: marked,
-     * one is that kind even with no permit held (no {NAME}:timeout to find it by) */
-    if (rc == RLK_OK && r->type == REDIS_REPLY_STRING && strcmp(r->str, RLK_KM_SEMAPHORE) == 0) {
-        v->kind = RLK_IK_PSEMAPHORE;
-        v->marked = 1;
-    }
-    if (r)
-        freeReplyObject(r);
-    free(mark);
-    return rc;
+    return ik_marked(c, v, marks, kinds, 2);
 }
 
 static int ik_detect_string(rlk_client *c, rlk_ik_view *v, const ik_keys *keys)
