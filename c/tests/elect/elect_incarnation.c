@@ -27,6 +27,7 @@
  */
 #include "check.h"
 #include "fixture.h"
+#include "tk_util.h"
 #include "aloop.h"
 #include "async_procs.h"
 #include "rlk.h"
@@ -222,16 +223,6 @@ static int child_stop(child *ch)
            WIFSTOPPED(st);
 }
 
-static long long srv_num(const char *fmt, const char *arg)
-{
-    redisReply *r = rlk_fx_command(&srv, fmt, arg);
-    long long v = r && r->type == REDIS_REPLY_INTEGER ? r->integer : -99;
-
-    if (r)
-        freeReplyObject(r);
-    return v;
-}
-
 /* The second incarnation: campaign_as in a process of its own. Its rc (-100: no answer). */
 static int second_incarnation(const char *name, const char *owner, long long *term)
 {
@@ -269,7 +260,7 @@ static void incarnations(const char *mode, const char *name)
     REQUIRE(rc == RLK_OK && t1 > 0);
     printf("  the first incarnation of %s leads in term %lld\n", owner, t1);
     REQUIRE(child_stop(&a));
-    CHECK_INT_EQ(srv_num("DEL %s", name), 1);       /* its lease ran out while it was stopped */
+    CHECK_INT_EQ(tk_int(&srv, "DEL %s", name), 1);  /* its lease ran out while it was stopped */
     rc = second_incarnation(name, owner, &t2);
     CHECKF(rc == RLK_OK && t2 > t1, "the second incarnation's campaign: rc %d term %lld (first's "
            "%lld)", rc, t2, t1);
@@ -313,19 +304,6 @@ static void renew_incarnation_async(void)
 
 /* ---------------------------------------------------------------- a lease that passed */
 
-/* The fixed lease's lock gone from the server (bounded poll): 1. */
-static int gone_within(const char *name, long long ms)
-{
-    long long end = rlk_fx_now_ms() + ms;
-
-    while (srv_num("EXISTS %s", name) != 0) {
-        if (rlk_fx_now_ms() >= end)
-            return 0;
-        rlk_fx_sleep_ms(20);
-    }
-    return 1;
-}
-
 static void lease_passed(void)
 {
     rlk_client *a = rlk_connect_url(url), *b = rlk_connect_url(url);
@@ -336,7 +314,7 @@ static void lease_passed(void)
 
     REQUIRE(ea && eb);
     REQUIRE(rlk_elect_campaign(ea, "a", 0, 300, &t1) == RLK_OK);
-    REQUIRE(gone_within("el:passed", 10000));
+    REQUIRE(tk_key_gone_within(&srv, "el:passed", 10000));
     REQUIRE(rlk_elect_campaign(eb, "b", 0, 30000, &t2) == RLK_OK);
     REQUIRE(t2 > t1);
     rc = rlk_elect_term(ea, &t);
@@ -367,7 +345,7 @@ static void lease_passed_async(void)
     REQUIRE(ap_cl_open(&c, url, 0, 0, 2000) == 0);
     REQUIRE(AP_REQ(rlk_async_elect_campaign(c.ac, "el:passed-a", 1, "a", 0, 300, ap_on_res, &a)));
     REQUIRE(ap_wait_res(&c, &a, 10000) && a.err == RLK_OK);
-    REQUIRE(gone_within("el:passed-a", 10000));
+    REQUIRE(tk_key_gone_within(&srv, "el:passed-a", 10000));
     REQUIRE(AP_REQ(rlk_async_elect_campaign(c.ac, "el:passed-a", 2, "b", 0, 30000, ap_on_res,
                                             &b)));
     REQUIRE(ap_wait_res(&c, &b, 10000) && b.err == RLK_OK && b.value > a.value);

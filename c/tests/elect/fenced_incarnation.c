@@ -183,16 +183,6 @@ static void child_end(tk_child *ch)
     tk_child_kill(ch);
 }
 
-static long long srv_num(const char *fmt, const char *arg)
-{
-    redisReply *r = rlk_fx_command(&srv, fmt, arg);
-    long long v = r && r->type == REDIS_REPLY_INTEGER ? r->integer : -99;
-
-    if (r)
-        freeReplyObject(r);
-    return v;
-}
-
 /* The first holder (mode "holder" or "aholder") of name with a watchdog lease of wd_ms: 0 and
  * its owner and token once it holds, else -1 (said). */
 static int first_holder(tk_child *a, const char *mode, const char *kind, const char *name,
@@ -253,7 +243,7 @@ static void renew_gone(const char *mode, const char *name)
     }
     REQUIRE(child_stop(&a));
     stopped_at = rlk_fx_now_ms();
-    CHECK_INT_EQ(srv_num("DEL %s", name), 1);       /* its lease ran out while it was stopped */
+    CHECK_INT_EQ(tk_int(&srv, "DEL %s", name), 1);  /* its lease ran out while it was stopped */
     rc = second_holder("fenced", name, owner, SECOND_LEASE_MS, 0, &t2);
     CHECKF(rc == RLK_OK && t2 > t1, "the second holder of the same id: rc %d token %lld (the "
            "first's %lld)", rc, t2, t1);
@@ -283,7 +273,7 @@ static void renew_gone(const char *mode, const char *name)
             freeReplyObject(r);
     }
     child_end(&a);
-    srv_num("DEL %s", name);
+    tk_int(&srv, "DEL %s", name);
 }
 
 static void renew_token(void)
@@ -330,10 +320,10 @@ static void nested(const char *mode, const char *name)
         if (r)
             freeReplyObject(r);
     }
-    ttl = srv_num("PTTL %s", name);
+    ttl = tk_int(&srv, "PTTL %s", name);
     CHECKF(ttl > 0, "the hold's PTTL: %lld", ttl);
     child_end(&a);
-    srv_num("DEL %s", name);
+    tk_int(&srv, "DEL %s", name);
 }
 
 static void nested_token(void)
@@ -347,19 +337,6 @@ static void nested_token_async(void)
 }
 
 /* ---------------------------------------------------------------- a hold past its deadline */
-
-/* The lock gone from the server by its expiry (bounded poll): 1. */
-static int gone_within(const char *name, long long ms)
-{
-    long long end = rlk_fx_now_ms() + ms;
-
-    while (srv_num("EXISTS %s", name) != 0) {
-        if (rlk_fx_now_ms() >= end)
-            return 0;
-        rlk_fx_sleep_ms(20);
-    }
-    return 1;
-}
 
 /* The first holder (a child on the API named by mode, the lock of kind) stopped until its lease
  * ran out on the server, the same id holding the lock again in another process that then dies;
@@ -379,7 +356,7 @@ static void deadline(const char *mode, const char *kind, const char *name)
     REQUIRE(child_stop(&a));
     /* Its lease (3 s from its last renewal's send) runs out on the server while it is stopped:
      * its loss deadline has passed by then. */
-    REQUIRE(gone_within(name, 10000));
+    REQUIRE(tk_key_gone_within(&srv, name, 10000));
     rc = second_holder(kind, name, owner, DEAD_LEASE_MS, 0, &t2);
     CHECKF(rc == RLK_OK, "the second holder of the same id: rc %d", rc);
     kill(a.pid, SIGCONT);

@@ -616,6 +616,18 @@ long long tk_count(const rlk_fx_server *s, const char *fmt, ...)
     return tk_int_of(r, 0);
 }
 
+int tk_key_gone_within(const rlk_fx_server *s, const char *key, long long ms)
+{
+    long long end = rlk_fx_now_ms() + ms;
+
+    while (tk_int(s, "EXISTS %s", key) != 0) {
+        if (rlk_fx_now_ms() >= end)
+            return 0;
+        rlk_fx_sleep_ms(20);
+    }
+    return 1;
+}
+
 int tk_hash_one_field(const rlk_fx_server *s, const char *name, char *field, size_t len)
 {
     redisReply *r = rlk_fx_command(s, "HKEYS %s", name);

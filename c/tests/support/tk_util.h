@@ -147,6 +147,8 @@ int tk_count_clients_named(const rlk_fx_server *s, const char *name);
 long long tk_int(const rlk_fx_server *s, const char *fmt, ...);
 /* tk_int, but nil is 0 (a count or hash field that is not there). */
 long long tk_count(const rlk_fx_server *s, const char *fmt, ...);
+/* 1 once key is gone (EXISTS 0: its TTL ran out), polled every 20 ms for at most ms; else 0. */
+int tk_key_gone_within(const rlk_fx_server *s, const char *key, long long ms);
 /* The one field of hash name (a lock held by one holder: its holder's field) into field (cut to
  * len): 0, else -1 (not a hash of exactly one field). */
 int tk_hash_one_field(const rlk_fx_server *s, const char *name, char *field, size_t len);
