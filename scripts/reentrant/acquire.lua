@@ -1,5 +1,5 @@
 -- name: reentrant/acquire
--- version: 15
+-- version: 16
 -- summary: Acquire or re-enter a reentrant lock, claim it when reserved for this waiter, or join the queue.
 -- redisson: RedissonLock.tryLockInnerAsync (hincrby + pexpire, pttl when held); rlk's: queue, grant, TTL never cut
 -- time: none
@@ -21,8 +21,6 @@
 -- error RLK_WRONGTYPE: lock key not a lock's (lib/lock_shape), waiters no list, grant no string, delay no delay's
 -- end
 
---- @include "lib/is_lease"
-
 if #KEYS ~= #ARGV or (#KEYS ~= 3 and #KEYS ~= 4) then
   return redis.error_reply('RLK_BADARG expected 3 keys and 3 arguments (lock-delay: 4 and 4)')
 end
@@ -30,9 +28,19 @@ local lock, waiters, grant, delay = KEYS[1], KEYS[2], KEYS[3], KEYS[4]
 local lease_ms, owner, ticket, delay_ms = ARGV[1], ARGV[2], ARGV[3], ARGV[4]
 -- The checks run on every call, so they are the cheapest that decide (they are most of the
 -- server time these scripts take beyond Redisson's, docs/performance.md): the usual lease (under
--- 13 digits) by one pattern inline; is_lease decides the rest.
-if not (#lease_ms < 13 and lease_ms:find('^[1-9]%d*$')) and not is_lease(lease_ms) then
-  return redis.error_reply('RLK_BADLEASE lease_ms must be an integer in 1..1000000000000')
+-- 13 digits) by one pattern inline; is_lease decides the rest, made only when it is needed (a
+-- closure made on every call, even one never called, costs the uncontended acquire).
+local is_lease
+if delay or not (#lease_ms < 13 and lease_ms:find('^[1-9]%d*$')) then
+  -- luacheck: push ignore 431 (the helpers' names and parameters are the values' own)
+  is_lease = (function()
+--- @include "lib/is_lease"
+    return is_lease
+  end)()
+  -- luacheck: pop
+  if not is_lease(lease_ms) then
+    return redis.error_reply('RLK_BADLEASE lease_ms must be an integer in 1..1000000000000')
+  end
 end
 if #owner < 1 or #owner > 1024 then
   return redis.error_reply('RLK_BADOWNER owner must be 1..1024 bytes')

@@ -1,5 +1,5 @@
 -- name: reentrant/release
--- version: 11
+-- version: 12
 -- summary: Leave a reentrant lock once; on the last exit delete it, reserve it for the first waiter, publish.
 -- redisson: RedissonLock.unlockInnerAsync (hincrby -1; pexpire while held, else del + publish 0); grant: rlk's
 -- time: none
@@ -23,19 +23,6 @@
 -- error RLK_BADPUBLISH: publish is not exactly publish or spublish
 -- end
 
--- The helpers of the slow paths (an unusual argument, lock-delay), made only when one is taken:
--- a closure made on every call costs the uncontended release, so the four are made by one call.
-local function slow_helpers()
---- @include "lib/is_lease"
-
---- @include "lib/publish_cmd"
-
---- @include "lib/delay_shape"
-
---- @include "lib/renew_delay"
-  return is_lease, publish_cmd, delay_shape, renew_delay
-end
-
 if (#KEYS ~= 4 and #KEYS ~= 5) or #ARGV ~= 4 then
   return redis.error_reply('RLK_BADARG expected 4 keys and 4 arguments (lock-delay: 5 keys)')
 end
@@ -47,9 +34,22 @@ local owner, lease_ms, claim_ms, publish = ARGV[1], ARGV[2], ARGV[3], ARGV[4]
 -- rest and name the wrong one, in the order of before.
 local usual = #lease_ms < 13 and #claim_ms < 13
   and (lease_ms .. ' ' .. claim_ms .. ' ' .. publish):find('^[1-9]%d* [1-9]%d* s?publish$')
+-- The helpers of the slow paths (an unusual argument, lock-delay) are made only when one is taken:
+-- a closure made on every call, even one never called, costs the uncontended release.
 local is_lease, publish_cmd, delay_shape, renew_delay
 if not usual or delay then
-  is_lease, publish_cmd, delay_shape, renew_delay = slow_helpers()
+  -- luacheck: push ignore 431 (the helpers' names and parameters are the values' own)
+  is_lease, publish_cmd, delay_shape, renew_delay = (function()
+--- @include "lib/is_lease"
+
+--- @include "lib/publish_cmd"
+
+--- @include "lib/delay_shape"
+
+--- @include "lib/renew_delay"
+    return is_lease, publish_cmd, delay_shape, renew_delay
+  end)()
+  -- luacheck: pop
 end
 if not usual then
   local bad_publish
@@ -112,13 +112,15 @@ else
   redis.call('del', lock)
 end
 
--- Reserves the freed lock for the first waiter whose client still listens, and wakes it alone
--- (defined here, past the fast paths: a closure made on every call costs them).
--- luacheck: push ignore 431 (its parameters are named as the values passed)
+-- Reserves the freed lock for the first waiter whose client still listens, and wakes it alone.
+-- Made only when someone waits: nobody queued is the uncontended path, where a closure made on
+-- every call costs the release.
+local granted
+if head then
+  -- luacheck: push ignore 431 (its parameters are named as the values passed)
 --- @include "lib/hand_over"
--- luacheck: pop
-
--- Nobody queued (the uncontended path): no call.
-local granted = head and hand_over(head, waiters, grant, claim_ms, channel, publish)
+  -- luacheck: pop
+  granted = hand_over(head, waiters, grant, claim_ms, channel, publish)
+end
 redis.call(publish, channel, '0')
 return granted and 2 or 1
