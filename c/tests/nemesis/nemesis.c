@@ -104,8 +104,9 @@
 #define RUN_HARD_MS 160000      /* the parent stops the nemesis after this */
 #define FO_CHILD_HARD_MS 80000  /* --failovers: a child ends by itself after this */
 #define FO_RUN_HARD_MS 90000    /* --failovers: the parent stops the nemesis after this */
-#define FO_HOLD_WAIT_MS 10000   /* --failovers: how long past its time a failover (or the stop)
-                                   waits for a hold since the previous failover */
+#define FO_HOLD_WAIT_MS 10000   /* --failovers: how long past its time and past the new
+                                   master's replica linked a failover (or the stop) waits for
+                                   a hold since the previous failover */
 #define FO_MIN_REPLICAS 1       /* --failovers: every client's rlk_options.min_replicas */
 #define FO_MIN_REPLICAS_MS 500  /* ... and its WAIT timeout */
 #define FO_KINDS "lock,fenced,elect,fair,nr"
@@ -1687,6 +1688,7 @@ static int run_main(const run_opts *o)
     long long unsettled = 0;
     const char *kid_logs[MAXPROCS];
     int held_since = 0;     /* a live hold in the children's logs since the last failover */
+    long long linked_at = 0; /* ms: the new master's replica seen linked since that failover */
     long long t0 = rlk_fx_now_ms(), off0 = tk_wall_offset_ms(), lost = 0, adopted = 0;
     int ndone = 0, fd, rc, fo = 0, fo_bad = 0, stop_made = 0;
     nem_report rep;
@@ -1841,14 +1843,24 @@ static int run_main(const run_opts *o)
         pump(kids, o->procs, done, &ndone, gap);
         /* A failover, and the stop after the last, come at their drawn times once the clients
          * hold again after the previous failover (a live hold in a child's log), or
-         * FO_HOLD_WAIT_MS past those times: the new master grants nothing until its replica is
-         * back, which a slow machine (ASan) took past a drawn gap of 2 s. */
-        if (fo > 0 && !fo_bad && !held_since &&
-            (holds_of(kid_logs, o->procs, NULL, fo_end[fo - 1], 0x7fffffffffffffffLL, 1) > 0 ||
-             rlk_fx_now_ms() >= (fo < o->failovers ? next_fo : stop_at) + FO_HOLD_WAIT_MS))
-            held_since = 1;
+         * FO_HOLD_WAIT_MS past those times and past the moment the new master's replica was
+         * seen linked again (the signal that holds can be granted: with min_replicas the new
+         * master grants nothing before, and a slow machine took the old master's demotion and
+         * resync past a drawn gap of 2 s, and once past 10 s). A replica never seen back ends
+         * the wait FO_HOLD_WAIT_MS * 3 past the drawn time. */
+        if (fo > 0 && !fo_bad && !held_since) {
+            long long due = fo < o->failovers ? next_fo : stop_at, now = rlk_fx_now_ms();
+
+            if (!linked_at && rlk_fx_sentinel_replica_up(&sfx, g_master))
+                linked_at = now;
+            if (holds_of(kid_logs, o->procs, NULL, fo_end[fo - 1], 0x7fffffffffffffffLL, 1) > 0 ||
+                now >= (linked_at ? (linked_at > due ? linked_at : due) : due + 2 * FO_HOLD_WAIT_MS) +
+                           FO_HOLD_WAIT_MS)
+                held_since = 1;
+        }
         if (fo < o->failovers && !fo_bad && rlk_fx_now_ms() >= next_fo && (fo == 0 || held_since)) {
             held_since = 0;
+            linked_at = 0;
             if (fail_over(fd, fo, fo_how[fo], o->plant[0], &fo_begin[fo], &fo_end[fo]) != 0)
                 fo_bad = 1;
             else

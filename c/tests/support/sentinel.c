@@ -98,6 +98,11 @@ static int sn_replica_up(const rlk_fx_sentinel *s, int idx)
                s->data[idx].port;
 }
 
+int rlk_fx_sentinel_replica_up(const rlk_fx_sentinel *s, int master)
+{
+    return sn_replica_up(s, master);
+}
+
 /* Every sentinel: the master known, 1 replica, 2 other sentinels. */
 static int sn_all_know(const rlk_fx_sentinel *s)
 {

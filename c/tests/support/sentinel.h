@@ -83,6 +83,8 @@ void rlk_fx_sentinel_print_events(const rlk_fx_sentinel *s, int i);
  * master's demotion may turn the new master back into a replica: sentinel.c
  * says why). rlk_fx_sentinel_failover() waits for it first. 0 / -1. */
 int rlk_fx_sentinel_wait_promotable(const rlk_fx_sentinel *s, long timeout_ms);
+/* 1 when the data node other than `master` follows it with its link up (no wait). */
+int rlk_fx_sentinel_replica_up(const rlk_fx_sentinel *s, int master);
 /* Bounded poll until data node `old` is a replica of the other, linked. 0 / -1. */
 int rlk_fx_sentinel_wait_demoted(const rlk_fx_sentinel *s, int old, long timeout_ms);
 
