@@ -217,6 +217,42 @@ void ae_route_calls_fail(rlk_async *ac, ae_node *n, int rc, const char *why, int
         ae_route_refresh(ac);
 }
 
+/* A call that was not written ends with rc and why on the next turn (ae_route_park_run). */
+static void ae_route_fail_later(rlk_async *ac, rlk_ae_call *call, int rc, const char *why)
+{
+    free(call->rt->last_err);
+    call->rt->last_err = strdup(why);
+    call->rt->fail_rc = rc;
+    call->rt->not_before = 0;
+    ae_callq_push(&ac->parked, call);
+}
+
+void ae_route_setup_refused(rlk_async *ac, ae_node *n, int rc, const char *why)
+{
+    ae_callq q = n->unsent;
+    rlk_ae_call *call;
+
+    memset(&n->unsent, 0, sizeof n->unsent);
+    while ((call = ae_callq_pop(&q))) {
+        if (call->rt && !call->rt->pinned && !ac->closing)
+            ae_route_fail_later(ac, call, rc, why);
+        else
+            ae_callq_push(&n->unsent, call);     /* the map's own asks: ae_route_calls_fail */
+    }
+    if (!ac->map.loaded && !ac->closing) {
+        q = ac->parked;
+        memset(&ac->parked, 0, sizeof ac->parked);
+        while ((call = ae_callq_pop(&q))) {
+            if (!call->rt->fail_rc)
+                ae_route_fail_later(ac, call, rc, why);
+            else
+                ae_callq_push(&ac->parked, call);
+        }
+    }
+    ae_route_calls_fail(ac, n, rc, why, 0);
+    ae_park_arm(ac);
+}
+
 static void ae_refresh_fire(rlk_async *ac, void *arg)
 {
     (void)arg;

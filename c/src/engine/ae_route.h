@@ -35,5 +35,12 @@ int ae_route_refused(rlk_async *ac, ae_node *n, rlk_ae_call *call, const redisRe
  * a cluster they are routed again (after the map is asked again: a
  * failover), a pinned one failed (never written). */
 void ae_route_calls_fail(rlk_async *ac, ae_node *n, int rc, const char *why, int unsent_too);
+/* n's command connection had its set-up refused (AUTH or SELECT: the server's
+ * error and its reason in why, as the blocking client reports it): the user
+ * calls waiting for n, and while no slot map is known every call parked for
+ * it (n was to be asked for it), end with rc and why on the next turn, not
+ * at the command timeout: sent again they would be refused the same way.
+ * None of them was written. The rest as ae_route_calls_fail. */
+void ae_route_setup_refused(rlk_async *ac, ae_node *n, int rc, const char *why);
 
 #endif /* RLK_AE_ROUTE_H */

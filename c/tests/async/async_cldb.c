@@ -12,9 +12,9 @@
  *     database-3 holder holds; the database-3 release wakes it within WAKE_MS;
  *   - the same for the fair lock (its waiter queued in database 3) and the semaphore.
  * On a server without numbered databases in cluster mode (Redis 7 and 8, Valkey 8): an async
- * request on the /3 URL fails and writes nothing to database 0; with the argument `reason`, its
- * message must also say why (the blocking API's "Redis Cluster has only database 0; ..."),
- * which it does not yet.
+ * request on the /3 URL fails and writes nothing to database 0; with the argument `reason`, it
+ * fails at once, as the blocking API's connect does, with RLK_ERR_AUTH and the reason ("Redis
+ * Cluster has only database 0; ...").
  *
  * Every wait is bounded; the 300 ms in which a database-0 release must not let the waiter in is
  * the time under test, not a synchronisation.
@@ -189,25 +189,49 @@ static void test_semaphore_in_db3(void)
 }
 
 /* Without cluster databases: an async request on the /3 URL fails, and nothing is written to
- * database 0; with want_reason, its message names the reason, as the blocking API's does
- * (cl_databases.c). Today it does not: the engine reports "slot N not served within the
- * command timeout (no slot map)" (async_cluster_databases_reason, registered WILL_FAIL). */
+ * database 0; with want_reason, it fails as the blocking API's connect does (cl_databases.c):
+ * RLK_ERR_AUTH, its message naming the refused SELECT and the reason, as soon as a node
+ * refused the SELECT, not at the command timeout (REFUSED_CMD_TIMEOUT_MS here, so that the
+ * bound of REFUSED_MS says "at once" with room for a loaded machine). Before the engine kept
+ * the refusal, the request ended at the timeout with "slot N not served within the command
+ * timeout (no slot map)". */
+#define REFUSED_CMD_TIMEOUT_MS 30000
+#define REFUSED_MS 10000
 static int want_reason;
 
 static void test_refused_without_databases(void)
 {
     ap_cl c = {0};
-    ap_res h = {0};
+    ap_res h = {0}, h2 = {0};
+    long long t0;
     char n[64];
 
     name_on("acdb:refused:", mst[1], n, sizeof n);
-    REQUIRE(ap_cl_open(&c, url3, 0, 0, 3000) == 0);
+    REQUIRE(ap_cl_open(&c, url3, 0, 0, want_reason ? REFUSED_CMD_TIMEOUT_MS : 3000) == 0);
+    t0 = rlk_fx_now_ms();
     AP_REQ(rlk_async_lock(c.ac, RLK_KIND_LOCK, n, 1, 0, 30000, ap_on_res, &h));
-    REQUIRE(ap_wait_res(&c, &h, 10000));
+    if (want_reason) {
+        CHECKF(ap_wait_res(&c, &h, REFUSED_MS), "the async lock on %s had no answer within "
+               "%d ms (command timeout %d ms)", url3, REFUSED_MS, REFUSED_CMD_TIMEOUT_MS);
+        REQUIRE(h.calls || ap_wait_res(&c, &h, 2 * REFUSED_CMD_TIMEOUT_MS));
+    } else {
+        REQUIRE(ap_wait_res(&c, &h, 10000));
+    }
     CHECKF(h.err != RLK_OK, "the async lock on %s succeeded", url3);
-    if (want_reason)
+    tk_say("refused after %lld ms: %d %s", h.at_ms - t0, h.err, h.errstr);
+    if (want_reason) {
+        CHECKF(h.err == RLK_ERR_AUTH, "error %d, expected RLK_ERR_AUTH (%d), as the blocking "
+               "API's: %s", h.err, RLK_ERR_AUTH, h.errstr);
+        CHECK_STR_CONTAINS(h.errstr, "select 3");
         CHECK_STR_CONTAINS(h.errstr, REASON);
-    tk_say("refused: %d %s", h.err, h.errstr);
+        /* A request made after the refusal is refused the same way (the next node asked). */
+        AP_REQ(rlk_async_lock(c.ac, RLK_KIND_LOCK, n, 1, 0, 30000, ap_on_res, &h2));
+        CHECKF(ap_wait_res(&c, &h2, REFUSED_MS), "the second async lock had no answer within "
+               "%d ms", REFUSED_MS);
+        REQUIRE(h2.calls || ap_wait_res(&c, &h2, 2 * REFUSED_CMD_TIMEOUT_MS));
+        CHECK_INT_EQ(h2.err, RLK_ERR_AUTH);
+        CHECK_STR_CONTAINS(h2.errstr, REASON);
+    }
     CHECKF(db_int(0, n, "EXISTS %s") == 0, "%s was written to database 0", n);
     ap_cl_close(&c);
 }
