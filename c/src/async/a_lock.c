@@ -215,6 +215,15 @@ static void alk_bind(rlk_a_lockreq *a, const rlk_proto *k)
 
 static void alk_attempt(void *arg);
 
+/* What the machine knows of the hold h before a call: its count, and for a value list whether
+ * every acquisition it counts took this list (its datum the list's print). */
+static void alk_known(rlk_a_lockreq *a, const rlk_a_hold *h)
+{
+    a->m.known = h ? h->count : 0;
+    a->m.exact = !h || (a->values &&
+                        h->kind_data == rlk_acq_values_print((const char *const *)a->values));
+}
+
 static rlk_a_lockreq *alk_new(rlk_async *ac, int acquire, const rlk_proto *k, const char *who,
                               const char *name, unsigned long long task, rlk_async_fn fn,
                               void *privdata)
@@ -257,10 +266,13 @@ static void alk_acquired(rlk_a_lockreq *a)
     rlk_a_wait_quiet(&a->w);
     if (!h)
         goto nomem;     /* no room to remember it: given back rather than held blind */
+    /* The hold's datum: the lock-delay (a re-entry's is the hold's), or a value list's print */
+    h->kind_data = a->values ? rlk_acq_values_datum(h->kind_data, h->count,
+                                                    (const char *const *)a->values)
+                             : a->delay_ms;
     if (rlk_acq_adds(&a->m, h->count) && h->count++ == 0)
         h->acquired_ns = rlk_clock_now_ns();
     h->row = a->k;      /* a re-entry's is the hold's (rlk_proto_keeps) */
-    h->kind_data = a->delay_ms;
     h->lease_ms = a->lease_ms;
     h->lease_ns = a->watchdog ? 0 : a->sent * RLK_NS_PER_MS;
     h->token = a->m.token;
@@ -351,16 +363,12 @@ static void alk_read_reply(rlk_async *ac, int rc, const redisReply *reply, const
  * the machine asks: the row's held script, a value list's counts, or the holder's field. */
 static void alk_read_back(rlk_a_lockreq *a)
 {
-    rlk_proto_argvals v = {.owner = a->owner, .lease_ms = a->lease_ms};
     rlk_acq_act x;
     const char *argv[3] = {"HGET", a->name, x.field};
 
     rlk_acq_lost(&a->m, a->m.rel, a->m.lost_rc, &x);
     if (x.call)
         alk_send(a, x.call, a->k->held_args, a->lease_ms, 0, alk_read_reply);
-    else if (a->values)
-        a->w.call = rlk_a_kind_call(a->h.ac, &rlk_fastmulti_counts_call, a->name, &v, a->values,
-                                    alk_read_reply, a);
     else
         a->w.call = rlk_ae_command(a->h.ac, 3, argv, alk_read_reply, a);
     if (!a->w.call && !rlk_ae_req_done(a->h.r))
@@ -535,7 +543,7 @@ static void alk_attempt(void *arg)
 
     rlk_ae_timer_del(a->w.retry);
     a->w.retry = NULL;
-    a->m.known = h ? h->count : 0;
+    alk_known(a, h);
     a->sent = rlk_ae_now_ms();
     if (alk_send(a, a->k->acquire, a->k->acquire_args, a->lease_ms,
                  a->queued ? -a->w.ticket : a->w.ticket, alk_acquire_reply) != 0)
@@ -599,8 +607,9 @@ static void alk_release(rlk_a_lockreq *a)
     rlk_client *c = rlk_ae_client(a->h.ac);
     rlk_a_hold *h = rlk_a_hold_find(a->h.ac, a->k->hold, a->name, a->owner);
 
-    rlk_acq_init(&a->m, a->k, a->k->what, a->name, a->owner, 0, h ? h->count : 0);
+    rlk_acq_init(&a->m, a->k, a->k->what, a->name, a->owner, 0, 0);
     a->m.counters = rlk_ae_counters(a->h.ac);
+    alk_known(a, h);
     /* The last hold: out of the loop's watchdog before its release is sent, as the blocking
      * driver takes it out of its registry (wd_reg.c), so that no renewal follows the release
      * on the wire. A value list's hold may outlive a release that finds it not held: kept. */

@@ -124,8 +124,9 @@ int rlk_acq_lost(rlk_acq *q, int rel, int rc, rlk_acq_act *a)
     snprintf(a->field, sizeof a->field, "%s%s", q->owner,
              q->row->field_suffix ? q->row->field_suffix : "");
     /* A token row: the count, the hold's token and the PTTL in one read of its held script
-     * (never the token of a holder that took the lock since); else the holder's field. */
-    a->call = !rel && !(q->row->flags & RLK_PROTO_VALUES) ? q->row->held : NULL;
+     * (never the token of a holder that took the lock since); a value list: each value's count
+     * (fastmulti/counts); else the holder's field. */
+    a->call = !rel || (q->row->flags & RLK_PROTO_VALUES) ? q->row->held : NULL;
     return rlk_acq_is(a, RLK_ACQ_READ);
 }
 
@@ -144,7 +145,9 @@ static int rlk_acq_unsettled(rlk_acq *q, rlk_acq_act *a, const char *why, const 
 int rlk_acq_unknown(rlk_acq *q, const char *why, rlk_acq_act *a)
 {
     memset(a, 0, sizeof *a);
-    a->keep_doubt = !q->given;  /* it may still run; a given id's count is not this client's */
+    /* It may still run: kept, but for a given id (its count is not this client's) and a value
+     * list (the doubt is read back by the holder's field, which a group hash has not). */
+    a->keep_doubt = !q->given && !(q->row->flags & RLK_PROTO_VALUES);
     return rlk_acq_unsettled(q, a, why, "whether the %s ran could not be found out",
                              q->rel ? "release" : "acquire");
 }
@@ -166,12 +169,13 @@ static int rlk_acq_shared(rlk_acq *q, long long now, const char *why, rlk_acq_ac
                              q->rel ? "release" : "acquire");
 }
 
-/* A read-back's count, and a token row's token and PTTL: 0, or -1 for another shape. */
+/* A read-back's count, and a token row's token and PTTL: 0, or -1 for another shape (a value
+ * list's counts that do not tell). */
 static int rlk_acq_count(const rlk_acq *q, const redisReply *r, long long out[3])
 {
     if (q->row->flags & RLK_PROTO_VALUES)
-        return (out[0] = rlk_acq_values_count(r, q->known, 0, q->rel)) < 0 ? -1 : 0;
-    if (q->rel || !q->row->held) {
+        return (out[0] = rlk_acq_values_count(r, q->known, q->exact, q->rel)) < 0 ? -1 : 0;
+    if (!(q->row->flags & RLK_PROTO_TOKEN) || q->rel) {
         out[0] = r->type == REDIS_REPLY_STRING ? strtoll(r->str, NULL, 10) : 0;
         return r->type == REDIS_REPLY_STRING || r->type == REDIS_REPLY_NIL ? 0 : -1;
     }
@@ -206,13 +210,16 @@ int rlk_acq_read(rlk_acq *q, const redisReply *r, long long read_ms, const char 
                  rlk_acq_act *a)
 {
     long long held[3] = {0, 0, -2};     /* the count, and a token row's token, PTTL */
-    const int token = !q->rel && q->row->held && !(q->row->flags & RLK_PROTO_VALUES);
+    const int token = !q->rel && (q->row->flags & RLK_PROTO_TOKEN);
+    const int values = (q->row->flags & RLK_PROTO_VALUES) != 0;
     rlk_acq_settled d;
 
     memset(a, 0, sizeof *a);
     if (rlk_acq_count(q, r, held) != 0)
-        return rlk_acq_unsettled(q, a, why, "the read-back of %s %s replied an unexpected shape",
-                                 q->what, q->name);
+        return values ? rlk_acq_unsettled(q, a, why, "the values' counts do not tell whether "
+                                          "the %s ran", q->rel ? "release" : "acquire")
+                      : rlk_acq_unsettled(q, a, why, "the read-back of %s %s replied an "
+                                          "unexpected shape", q->what, q->name);
     if (q->rel)
         return rlk_acq_release_read(q, held[0], why, a);
     if (held[0] > 0 && q->given)
@@ -222,7 +229,8 @@ int rlk_acq_read(rlk_acq *q, const redisReply *r, long long read_ms, const char 
         /* It did not run (or has not taken the lock): nothing to count. */
         RLK_ACQ_COUNT(q, lost_not_run);
         a->retry = 1;
-        return rlk_acq_end(a, q->lost_rc, "%s (settled: the acquire did not take the lock)", why);
+        return rlk_acq_end(a, q->lost_rc, "%s (settled: the acquire did not take the %s)", why,
+                           values ? "values" : "lock");
     }
     a->n = d.give_back;
     if (token)
@@ -269,6 +277,26 @@ long long rlk_acq_values_count(const redisReply *r, long long known, int exact, 
     if (some_free || (exact && all_prev))
         return known > 0 ? known - 1 : 0;
     return all_known ? known : -1;
+}
+
+long long rlk_acq_values_print(const char *const *values)
+{
+    unsigned long long h = 14695981039346656037ULL;     /* FNV-1a, each value and its NUL */
+
+    for (; values && *values; values++)
+        for (const char *c = *values;; c++) {
+            h = (h ^ (unsigned char)*c) * 1099511628211ULL;
+            if (!*c)
+                break;
+        }
+    return (long long)(h >> 1) | 1;
+}
+
+long long rlk_acq_values_datum(long long was, long long count, const char *const *values)
+{
+    long long print = rlk_acq_values_print(values);
+
+    return count == 0 || was == print ? print : 0;
 }
 
 rlk_acq_settled rlk_acq_settle_rule(long long known, long long now, int adoptable)

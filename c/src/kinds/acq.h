@@ -26,8 +26,8 @@ enum {
                            on the lock's channel too (first in the queue), reserved: the free
                            lock is reserved for a writer (its bound is the claim window) */
     RLK_ACQ_READ,       /* a reply was lost: fence the connection it went out on, then read
-                           back with call (the row's held script, KEYS the lock and its token
-                           key, ARGV the field) or, call NULL, HGET <name> <field> */
+                           back with call (the row's held script with its held_args, a value
+                           list's values after them) or, call NULL, HGET <name> <field> */
     RLK_ACQ_RECORD,     /* acquired: record the hold (token, lease start in the machine) */
     RLK_ACQ_GIVE_BACK,  /* give n holds back with the row's release, then RECORD (adopt) or END */
     RLK_ACQ_END         /* done: err (RLK_OK: value is the token or count), msg ("": keep the
@@ -74,6 +74,8 @@ typedef struct rlk_acq {
     int adopt;              /* a settled lost acquire: adopt one hold after the give-back */
     int rel;                /* the read-back is of a lost release */
     int lost_rc;            /* the lost call's error: a lost acquire's end when it did not run */
+    int exact;              /* a value list's: every acquisition the client counts of the holder
+                               in the group took this list (rlk_acq_values_count's exact) */
 } rlk_acq;
 
 /* q for row's call of name by owner (all kept by the caller), known holds counted. */
@@ -139,6 +141,13 @@ rlk_acq_settled rlk_acq_settle_rule(long long known, long long now, int adoptabl
  * take, and a release whose values count known - 1 may not have run), or
  * r not such a reply. */
 long long rlk_acq_values_count(const redisReply *r, long long known, int exact, int release);
+
+/* A value list's print (never 0), and the datum a hold of value lists keeps with it: the
+ * print of the list every acquisition it counts took, 0 once two lists were counted. was is
+ * the hold's datum and count its count before this acquisition of the list values. A hold
+ * whose datum is the print of the list a call names is exact for that call (both APIs). */
+long long rlk_acq_values_print(const char *const *values);
+long long rlk_acq_values_datum(long long was, long long count, const char *const *values);
 
 /* The one rule of a lost release's reply: once fenced, now holds where the client knew of
  * known before it (0: none it recorded), given as above. */

@@ -26,10 +26,12 @@
  * release wakes them all: no local queue, no one-permit wake-up).
  *
  * A lost reply of an acquire or a release is settled before anything is
- * reported, by the rule both APIs follow (rlk_acq_values_count, with
- * async/a_lock.c): see rlk_fastmulti_lost and its two callers below. An
- * acquire that cannot be told is RLK_ERR_UNSETTLED: if it ran, its values
- * run out with their lease, never renewed.
+ * reported by the machine of kinds/acq.h, as on the loop (async/a_lock.c):
+ * its read-back is the row's fastmulti/counts, the count it left
+ * rlk_acq_values_count's, exact when the registry's count is made of this
+ * handle's acquisitions only. An acquire that cannot be told is
+ * RLK_ERR_UNSETTLED: if it ran, its values run out with their lease, never
+ * renewed.
  */
 #include <pthread.h>
 #include <stdio.h>
@@ -93,9 +95,9 @@ const rlk_proto rlk_fastmulti_row = {
     .release = "fastmulti/release", .release_args = "owner lease_ms publish",
     .force = "fastmulti/force_release", .force_args = "publish", .wait_channel = "channel",
     .wait = RLK_PROTO_WAIT_CHANNEL, .flags = RLK_PROTO_VALUES, .renew = &rlk_fastmulti_renew_task,
-    .renew_keys = "group", .grants = &rlk_fastmulti_sub_rule};
+    .renew_keys = "group", .grants = &rlk_fastmulti_sub_rule, .held = "fastmulti/counts",
+    .held_args = "owner"};
 const rlk_proto_call rlk_fastmulti_held_call = {"fastmulti/held", "owner"};
-const rlk_proto_call rlk_fastmulti_counts_call = {"fastmulti/counts", "owner"};
 
 /* A value: 1..1024 bytes, no ':' (the holder's own fields are "<value>:<holder>:..."). */
 int rlk_fastmulti_values_take(const char *const *values, size_t n, char ***out, char *buf, size_t len)
@@ -254,55 +256,6 @@ static int rlk_fastmulti_held(rlk_fastmulti *m, const char *owner, long long *co
     return rlk_fastmulti_call(m, &rlk_fastmulti_held_call, &v, count, NULL);
 }
 
-/* Whether fastmulti/counts replied a 0 for some value. */
-static int rlk_fastmulti_some_free(const redisReply *r)
-{
-    for (size_t k = 0; k < r->elements; k++)
-        if (r->element[k]->integer == 0)
-            return 1;
-    return 0;
-}
-
-/* After a call of m for owner failed: 0 when its reply was not lost (the
- * error stands). Else (counted as a lost reply) 1 with *n the count it
- * left (rlk_acq_values_count from owner's live lock_count of each
- * value, fastmulti/counts, read once the call has run or never will), the
- * call's error still recorded; or -1 with RLK_ERR_UNSETTLED in *rc
- * (counted), its message the call's, with "; outcome unknown (why)" when the
- * fence or the read failed, or with what when the counts do not tell. */
-static int rlk_fastmulti_lost(rlk_fastmulti *m, const char *owner, long long known, int exact,
-                              int release, const char *what, long long *n, int *rc)
-{
-    rlk_client *c = m->b.c;
-    rlk_proto_argvals v = {.owner = owner};
-    redisReply *r = NULL;
-    rlk_fam_err e;
-    int settled;
-
-    *n = -1;
-    if (!rlk_fam_lost_fence(&m->b, &settled))
-        return 0;
-    if (settled == RLK_OK) {
-        rlk_fam_err_keep(c, &e);
-        settled = rlk_fastmulti_call(m, &rlk_fastmulti_counts_call, &v, NULL, &r);
-        if (settled == RLK_OK)
-            *n = rlk_acq_values_count(r, known, exact, release);
-        /* An id the application gave (runtime/fam.h): counts that moved may be another
-         * process's under it; only a value nobody of the id holds tells. */
-        if (*n >= 0 && rlk_fam_id_given(&m->b.id) && !rlk_fastmulti_some_free(r))
-            *n = -1;
-        if (r)
-            freeReplyObject(r);
-        rlk_fam_err_put(c, &e, settled);
-    }
-    if (*n >= 0)
-        return 1;
-    rlk_fam_err_keep(c, &e);
-    RLK_RT_COUNT(m->b.rt, lost_unsettled);
-    *rc = rlk_set_error(c, RLK_ERR_UNSETTLED, "%s%s", e.msg, settled == RLK_OK ? what : "");
-    return -1;
-}
-
 /* fastmulti/release for owner: its enum rlk_release_outcome; *rc the call's error. */
 static int rlk_fastmulti_release_call(void *arg, const char *owner, long long lease, int *rc)
 {
@@ -341,30 +294,16 @@ static int rlk_fastmulti_release_call(void *arg, const char *owner, long long le
     return outcome;
 }
 
-/* The driver's settle of a lost acquire (rlk_handle_acq.settle, a->handle the handle): settled
- * by rlk_fastmulti_lost; it ran, the hold is adopted (recorded as an acquisition, RLK_OK); it
- * did not, rc with "settled"; unknown, RLK_ERR_UNSETTLED. Otherwise rc. */
-static int rlk_fastmulti_acquire_lost(rlk_handle_acq *a, int rc, long long sent)
+/* The driver's settle of a lost acquire (rlk_handle_acq.settle, a->handle the handle): the
+ * machine's, exact when every acquisition the registry counts was this handle's (of these
+ * values). */
+static int rlk_fastmulti_lost(rlk_handle_acq *a, int rc, long long sent)
 {
     rlk_fastmulti *m = a->handle;
-    long long known = rlk_wd_count_as(m->b.rt->wd, RLK_KIND_LOCK, m->b.name, a->owner), n;
-    char msg[RLK_ERRSTR_MAX];
-    int lost;
 
-    /* exact: every acquisition the registry counts was this handle's, of these values */
-    lost = rlk_fastmulti_lost(m, a->owner, known, rlk_fastmulti_took_add(m, a->owner, 0) == known,
-                              0, " (the values' counts do not tell whether the acquire ran)", &n,
-                              &rc);
-    if (lost <= 0)
-        return rc;
-    if (n == known) {
-        RLK_RT_COUNT(m->b.rt, lost_not_run);
-        snprintf(msg, sizeof msg, "%s", rlk_errstr(m->b.c));
-        return rlk_set_error(m->b.c, rc, "%s (settled: the acquire did not take the values)", msg);
-    }
-    /* It ran: adopt the hold (the caller asked for it). */
-    RLK_RT_COUNT(m->b.rt, lost_adopted);
-    return rlk_handle_record(a, sent, 0);
+    a->m.exact = rlk_fastmulti_took_add(m, a->owner, 0) ==
+                 rlk_wd_count_as(m->b.rt->wd, RLK_KIND_LOCK, m->b.name, a->owner);
+    return rlk_handle_lost(a, rc, sent);
 }
 
 /* ---------------------------------------------------------------- locking */
@@ -385,7 +324,7 @@ int rlk_fastmulti_try_lock(rlk_fastmulti *m, long long wait_ms, long long lease_
         a.why = "a value held by another holder";
         a.tail = (const char *const *)m->values;
         a.ntail = m->n;
-        a.settle = rlk_fastmulti_acquire_lost;
+        a.settle = rlk_fastmulti_lost;
         if ((rc = rlk_handle_drive(&a, wait_ms)) == RLK_OK)
             rlk_fastmulti_took_add(m, a.owner, 1);
     }
@@ -399,33 +338,12 @@ int rlk_fastmulti_lock(rlk_fastmulti *m, long long lease_ms)
 
 /* ---------------------------------------------------------------- releasing */
 
-/* A release of owner's (the registry counting known holds of the group
- * before it) that ended in outcome: when that is an error whose reply was
- * lost, settled (rlk_fastmulti_lost): it ran, its outcome (*rc RLK_OK); it
- * did not, sent once more (at most twice in all); unknown,
- * RLK_ERR_UNSETTLED in *rc, never sent again. Otherwise outcome. */
-static int rlk_fastmulti_release_lost(rlk_fastmulti *m, const char *owner, long long known,
-                                      int exact, long long lease, int outcome, int *rc)
-{
-    long long n;
-
-    for (int again = 0; outcome == RLK_REL_ERROR && again < 2; again++) {
-        if (rlk_fastmulti_lost(m, owner, known, exact, 1, " (the values' counts do not tell "
-                               "whether the release ran; not sent again)", &n, rc) <= 0)
-            return outcome;
-        if (n < known) {
-            *rc = RLK_OK;
-            return n > 0 ? RLK_REL_STILL_HELD : RLK_REL_RELEASED;
-        }
-        outcome = rlk_fastmulti_release_call(m, owner, lease, rc);     /* it did not run */
-    }
-    return outcome;
-}
-
 int rlk_fastmulti_unlock(rlk_fastmulti *m)
 {
     char owner[RLK_OWNER_MAX + 1];
+    rlk_hold_spec h = {.kind = RLK_KIND_LOCK, .owner = owner};
     rlk_wd_ticket t;
+    rlk_acq q;
     long long lease = 0, before, took;
     int rc, outcome, mine, wd_unused;
 
@@ -445,8 +363,14 @@ int rlk_fastmulti_unlock(rlk_fastmulti *m)
     else
         rlk_fam_lease(m->b.c, "faster MultiLock", m->b.name, 0, &lease, &wd_unused);
     outcome = rlk_fastmulti_release_call(m, owner, lease, &rc);
-    outcome = rlk_fastmulti_release_lost(m, owner, mine && before > 0 ? before : 1,
-                                         mine && took == before, lease, outcome, &rc);
+    h.name = m->b.name;
+    /* A lost reply settled by the machine (the same rule as the loop's) */
+    rlk_acq_init(&q, &rlk_fastmulti_row, "faster MultiLock", m->b.name, owner,
+                 rlk_fam_id_given(&m->b.id), mine && before > 0 ? before : 1);
+    q.counters = &m->b.rt->counters;
+    q.exact = mine && took == before;
+    outcome = rlk_handle_rel_settle(&m->b, &q, &h, m->n, (const char *const *)m->values,
+                                    rlk_fastmulti_release_call, m, lease, outcome, &rc);
     if (!mine && (outcome == RLK_REL_RELEASED || outcome == RLK_REL_STILL_HELD))
         rlk_wd_release_begin_as(m->b.rt->wd, RLK_KIND_LOCK, m->b.name, owner, &t);
     /* The registry counts this holder's acquisitions in the group, whichever values: while

@@ -28,7 +28,7 @@ extern const rlk_renew_task rlk_fastmulti_renew_task;
 /* Its row (kinds/proto.h, RLK_PROTO_VALUES); its reads, ARGV ending with
  * the values. */
 extern const rlk_proto rlk_fastmulti_row;
-extern const rlk_proto_call rlk_fastmulti_held_call, rlk_fastmulti_counts_call;
+extern const rlk_proto_call rlk_fastmulti_held_call;
 
 /* A copy of values[0..n) in one block (free() frees it), NULL-terminated,
  * in *out: RLK_OK; RLK_ERR_ARG with why (for "<call> <group>: " + why) in buf

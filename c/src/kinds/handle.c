@@ -130,10 +130,13 @@ static int rlk_handle_act(rlk_handle_acq *a, rlk_acq_act *x)
 
 /* A call of b whose reply was lost (rel: a release; rc its error), the machine q: 0 when the
  * reply was not lost (rc stands). Else 1 and x the machine's action once the connection is
- * fenced and the read-back it asks for made (or could not be). */
-static int rlk_handle_read_back(const rlk_fam_base *b, rlk_acq *q, int rel, int rc, rlk_acq_act *x)
+ * fenced and the read-back it asks for made (or could not be): the row's held script (a value
+ * list's ntail values after its ARGV), or the holder's field. */
+static int rlk_handle_read_back(const rlk_fam_base *b, rlk_acq *q, int rel, int rc,
+                                size_t ntail, const char *const *tail, rlk_acq_act *x)
 {
-    const char *keys[2] = {b->name, b->key[RLK_PROTO_KEY_TOKEN]}, *argv[3] = {"HGET", b->name};
+    const char *argv[3] = {"HGET", b->name};
+    rlk_proto_argvals v = {.owner = q->owner, .lease_ms = q->lease_ms};
     redisReply *r = NULL;
     rlk_fam_err e;
     int settled;
@@ -144,7 +147,8 @@ static int rlk_handle_read_back(const rlk_fam_base *b, rlk_acq *q, int rel, int 
     argv[2] = x->field;
     if (settled == RLK_OK) {
         rlk_fam_err_keep(b->c, &e);
-        settled = x->call ? rlk_evalv(b->c, x->call, 2, keys, NULL, 1, &argv[2], NULL, &r)
+        settled = x->call ? rlk_handle_evalt(b, &(rlk_proto_call){x->call, q->row->held_args},
+                                             NULL, &v, ntail, tail, NULL, NULL, &r)
                           : rlk_command(b->c, 3, argv, NULL, &r);
         rlk_fam_err_put(b->c, &e, settled);
     }
@@ -157,14 +161,14 @@ static int rlk_handle_read_back(const rlk_fam_base *b, rlk_acq *q, int rel, int 
     return 1;
 }
 
-/* The settle of a lost acquire (rlk_handle_acq.settle) but the faster MultiLock's. */
-static int rlk_handle_lost(rlk_handle_acq *a, int rc, long long sent)
+int rlk_handle_lost(rlk_handle_acq *a, int rc, long long sent)
 {
     rlk_acq_act x;
 
     a->m.start_ms = sent / RLK_NS_PER_MS;
     a->m.known = rlk_wd_count_as(a->b->rt->wd, a->h.kind, a->b->name, a->owner);
-    return rlk_handle_read_back(a->b, &a->m, 0, rc, &x) ? rlk_handle_act(a, &x) : rc;
+    return rlk_handle_read_back(a->b, &a->m, 0, rc, a->ntail, a->tail, &x)
+           ? rlk_handle_act(a, &x) : rc;
 }
 
 int rlk_handle_acq_start(rlk_handle_acq *a, void *handle, const rlk_fam_base *b,
@@ -223,22 +227,25 @@ static int rlk_handle_rest(rlk_handle_rel *rel, rlk_hold_spec *h, long long leas
     return outcome;
 }
 
-/* A release whose reply was lost (the machine's q), settled by the one lost-release rule: 1
- * when it did not run (send it once more), else 0 with *outcome and *rc. */
-static int rlk_handle_rel_lost(const rlk_fam_base *b, rlk_acq *q, rlk_hold_spec *h, int *outcome,
-                               int *rc)
+int rlk_handle_rel_settle(const rlk_fam_base *b, rlk_acq *q, rlk_hold_spec *h, size_t ntail,
+                          const char *const *tail, rlk_fam_release_fn release, void *arg,
+                          long long lease, int outcome, int *rc)
 {
     rlk_acq_act x;
 
-    if (!rlk_handle_read_back(b, q, 1, *rc, &x))
-        return 0;
-    if (x.is == RLK_ACQ_SEND)
-        return 1;
-    if (x.keep_doubt)
-        rlk_fam_doubt_keep_last(b->c, h);
-    *outcome = x.err == RLK_OK ? (int)x.value : RLK_REL_ERROR;
-    *rc = x.err == RLK_OK ? RLK_OK : rlk_set_error(b->c, x.err, "%s", x.msg);
-    return 0;
+    for (int again = 0; outcome == RLK_REL_ERROR && again < 2; again++) {
+        if (!rlk_handle_read_back(b, q, 1, *rc, ntail, tail, &x))
+            break;
+        if (x.is == RLK_ACQ_SEND) {
+            outcome = release(arg, h->owner, lease, rc);    /* it did not run */
+            continue;
+        }
+        if (x.keep_doubt)
+            rlk_fam_doubt_keep_last(b->c, h);
+        *rc = x.err == RLK_OK ? RLK_OK : rlk_set_error(b->c, x.err, "%s", x.msg);
+        return x.err == RLK_OK ? (int)x.value : RLK_REL_ERROR;
+    }
+    return outcome;
 }
 
 int rlk_handle_unlock(rlk_fam_base *b, const rlk_proto *row, const char *what,
@@ -267,13 +274,8 @@ int rlk_handle_unlock(rlk_fam_base *b, const rlk_proto *row, const char *what,
         rlk_conn_after_write(rlk_handle_poke, &ho);
     outcome = rlk_handle_released(&rel, owner, lease, &rc);
     rlk_conn_after_write(NULL, NULL);
-    /* A lost reply: settled before anything is reported; sent once more only when it is
-     * known not to have run. */
-    for (int again = 0; outcome == RLK_REL_ERROR && again < 2; again++) {
-        if (!rlk_handle_rel_lost(b, &m, &h, &outcome, &rc))
-            break;
-        outcome = rlk_handle_released(&rel, owner, lease, &rc);
-    }
+    outcome = rlk_handle_rel_settle(b, &m, &h, 0, NULL, rlk_handle_released, &rel, lease, outcome,
+                                    &rc);
     /* The last hold this client knew of, and the server still counts more: a call whose
      * outcome was reported unsettled has left holds nobody was told of. Release them too (at
      * most 8); the caller's own release did run, whatever happens to these. */

@@ -115,6 +115,19 @@ int rlk_handle_unlock(rlk_fam_base *b, const rlk_proto *row, const char *what,
  * left (kinds/acq.h's rule). */
 int rlk_handle_record(rlk_handle_acq *a, long long sent_ns, int beyond);
 
+/* The settle of a lost acquire of a (sent at sent_ns, rc its error): the default of
+ * a->settle; a kind's own sets what the machine a->m needs first (the faster MultiLock: m.exact). */
+int rlk_handle_lost(rlk_handle_acq *a, int rc, long long sent_ns);
+
+/* A release of h by b's row whose outcome is RLK_REL_ERROR with *rc, settled by the machine q
+ * (q->known the holds the client knew of; a value list's ntail values after the read-back's
+ * ARGV) when its reply was lost: it ran, its outcome (*rc RLK_OK); it did not, sent once more
+ * with release(arg, owner, lease, rc) (at most twice in all); unknown, RLK_ERR_UNSETTLED
+ * recorded, kept as a doubt when the machine says so. Otherwise outcome. */
+int rlk_handle_rel_settle(const rlk_fam_base *b, rlk_acq *q, rlk_hold_spec *h, size_t ntail,
+                          const char *const *tail, rlk_fam_release_fn release, void *arg,
+                          long long lease, int outcome, int *rc);
+
 /* The blocking driver of a lock kind's row (a, its head started and the
  * kind's fields set) for wait_ms from a->start_ns: a hold of a
  * RLK_PROTO_NON_REENTRANT row's owner refused (RLK_ERR_REENTRY), a
