@@ -38,36 +38,12 @@
 #define REASON "Redis Cluster has only database 0; Valkey 9 with cluster-databases allows more"
 
 static rlk_fx_cluster cl;
-static char seeds[400], url0[600], url3[600];
-static int mst[3];
-
-static void url_with_db(char *out, size_t len, int db)
-{
-    if (snprintf(out, len, "%s/%d", seeds, db) >= (int)len)
-        out[0] = '\0';
-}
-
-/* A name whose slot the node `master` owns. */
-static void name_on(const char *prefix, int master, char *buf, size_t len)
-{
-    for (int i = 0; i < 100000; i++) {
-        snprintf(buf, len, "%s%d", prefix, i);
-        if (rlk_fx_cluster_key_owner(&cl, buf) == master)
-            return;
-    }
-    snprintf(buf, len, "%s-none", prefix);
-}
+static rlk_fx_cldb cdb;        /* its URLs (url0, url_db: /3) and masters */
 
 /* An integer reply of `fmt` (one %s: key) in database db on key's master; -3: none. */
 static long long db_int(int db, const char *key, const char *fmt)
 {
-    int owner = rlk_fx_cluster_key_owner(&cl, key);
-    redisReply *r = rlk_fx_cluster_command_db(&cl, owner, db, fmt, key);
-    long long v = r && r->type == REDIS_REPLY_INTEGER ? r->integer : -3;
-
-    if (r)
-        freeReplyObject(r);
-    return v;
+    return rlk_fx_cluster_db_int(&cl, db, key, fmt);
 }
 
 /* Runs c's loop for ms (nothing awaited: the time under test). */
@@ -92,9 +68,9 @@ static void held_and_awaited(int kind, const char *n, const char *keycheck)
     ap_res h0 = {0}, h3 = {0}, w = {0}, u0 = {0}, u3 = {0}, uw = {0};
     int sem = kind < 0;
 
-    REQUIRE(open_db(&c0, url0) == 0);
-    REQUIRE(open_db(&c3, url3) == 0);
-    REQUIRE(open_db(&c3w, url3) == 0);
+    REQUIRE(open_db(&c0, cdb.url0) == 0);
+    REQUIRE(open_db(&c3, cdb.url_db) == 0);
+    REQUIRE(open_db(&c3w, cdb.url_db) == 0);
     if (sem) {
         ap_res s0 = {0}, s3 = {0};
 
@@ -163,7 +139,7 @@ static void test_lock_in_db3(void)
     char n[64];
 
     for (int m = 0; m < 3; m++) {
-        name_on("acdb:lock:", mst[m], n, sizeof n);
+        rlk_fx_cluster_name_on(&cl, "acdb:lock:", cdb.mst[m], n, sizeof n);
         held_and_awaited(RLK_KIND_LOCK, n, n);
     }
 }
@@ -173,7 +149,7 @@ static void test_fair_in_db3(void)
     char n[64];
 
     for (int m = 0; m < 3; m++) {
-        name_on("acdb:fair:", mst[m], n, sizeof n);
+        rlk_fx_cluster_name_on(&cl, "acdb:fair:", cdb.mst[m], n, sizeof n);
         held_and_awaited(RLK_KIND_FAIR, n, n);
     }
 }
@@ -183,7 +159,7 @@ static void test_semaphore_in_db3(void)
     char n[64];
 
     for (int m = 0; m < 3; m++) {
-        name_on("acdb:sem:", mst[m], n, sizeof n);
+        rlk_fx_cluster_name_on(&cl, "acdb:sem:", cdb.mst[m], n, sizeof n);
         held_and_awaited(-1, n, n);   /* -1: the semaphore */
     }
 }
@@ -206,18 +182,18 @@ static void test_refused_without_databases(void)
     long long t0;
     char n[64];
 
-    name_on("acdb:refused:", mst[1], n, sizeof n);
-    REQUIRE(ap_cl_open(&c, url3, 0, 0, want_reason ? REFUSED_CMD_TIMEOUT_MS : 3000) == 0);
+    rlk_fx_cluster_name_on(&cl, "acdb:refused:", cdb.mst[1], n, sizeof n);
+    REQUIRE(ap_cl_open(&c, cdb.url_db, 0, 0, want_reason ? REFUSED_CMD_TIMEOUT_MS : 3000) == 0);
     t0 = rlk_fx_now_ms();
     AP_REQ(rlk_async_lock(c.ac, RLK_KIND_LOCK, n, 1, 0, 30000, ap_on_res, &h));
     if (want_reason) {
         CHECKF(ap_wait_res(&c, &h, REFUSED_MS), "the async lock on %s had no answer within "
-               "%d ms (command timeout %d ms)", url3, REFUSED_MS, REFUSED_CMD_TIMEOUT_MS);
+               "%d ms (command timeout %d ms)", cdb.url_db, REFUSED_MS, REFUSED_CMD_TIMEOUT_MS);
         REQUIRE(h.calls || ap_wait_res(&c, &h, 2 * REFUSED_CMD_TIMEOUT_MS));
     } else {
         REQUIRE(ap_wait_res(&c, &h, 10000));
     }
-    CHECKF(h.err != RLK_OK, "the async lock on %s succeeded", url3);
+    CHECKF(h.err != RLK_OK, "the async lock on %s succeeded", cdb.url_db);
     tk_say("refused after %lld ms: %d %s", h.at_ms - t0, h.err, h.errstr);
     if (want_reason) {
         CHECKF(h.err == RLK_ERR_AUTH, "error %d, expected RLK_ERR_AUTH (%d), as the blocking "
@@ -238,35 +214,11 @@ static void test_refused_without_databases(void)
 
 int main(int argc, char **argv)
 {
-    rlk_fx_cluster_opts o = {0};
-    char a[128], b[128];
-    int nmst = 0;
-
     want_reason = argc > 1 && strcmp(argv[1], "reason") == 0;
-    if (strcmp(rlk_fx_server_name(), "valkey9") == 0)
-        o.databases = DATABASES;
-    if (rlk_fx_cluster_start_opts(&cl, &o) != 0) {
-        fprintf(stderr, "async_cldb: the cluster did not start\n");
+    if (rlk_fx_cldb_start(&cl, &cdb, "async_cldb", DATABASES, DB, 0, 1) != 0)
         return 1;
-    }
-    tk_say("cluster started in %lld ms (%s, cluster-databases %d)", cl.start_ms,
-           rlk_fx_server_name(), o.databases);
-    rlk_fx_cluster_url(&cl, 0, a, sizeof a);
-    rlk_fx_cluster_url(&cl, 1, b, sizeof b);
-    snprintf(seeds, sizeof seeds, "%s+cluster://%s,%s", cl.node[0].tls ? "rediss" : "redis",
-             strstr(a, "://") + 3, strstr(b, "://") + 3);
-    url_with_db(url0, sizeof url0, 0);
-    url_with_db(url3, sizeof url3, DB);
     ap_freed_tracked = 0;
-    for (int i = 0, k = 0; i < cl.n && k < 3; i++)
-        if (rlk_fx_cluster_role(&cl, i) == 'M')
-            mst[k++] = i, nmst = k;
-    if (nmst != 3) {
-        fprintf(stderr, "async_cldb: not 3 masters\n");
-        rlk_fx_cluster_stop(&cl);
-        return 1;
-    }
-    if (!rlk_fx_cluster_has_databases(&cl)) {
+    if (!cdb.has_dbs) {
         RUN_TEST(test_refused_without_databases);
     } else {
         RUN_TEST(test_lock_in_db3);

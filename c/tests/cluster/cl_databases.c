@@ -50,23 +50,15 @@
 #define REASON "Redis Cluster has only database 0; Valkey 9 with cluster-databases allows more"
 
 static rlk_fx_cluster cl;
-static char url0[600], url3[600], seeds[400];
+static rlk_fx_cldb cdb;        /* its URLs (url0, url_db: /3), masters, has_dbs */
 static const char *rlk_bin;
-static int mst[3];
-static int has_dbs;             /* the nodes run with cluster-databases DATABASES (Valkey 9) */
 
 /* ------------------------------------------------------------ helpers */
 
-/* A reply of `fmt` in database db on the master of key; NULL when it cannot be asked. */
+/* An integer reply of `fmt` (one %s: key) in database db on the master of key; -3: none. */
 static long long db_int(int db, const char *key, const char *fmt)
 {
-    int owner = rlk_fx_cluster_key_owner(&cl, key);
-    redisReply *r = rlk_fx_cluster_command_db(&cl, owner, db, fmt, key);
-    long long v = r && r->type == REDIS_REPLY_INTEGER ? r->integer : -3;
-
-    if (r)
-        freeReplyObject(r);
-    return v;
+    return rlk_fx_cluster_db_int(&cl, db, key, fmt);
 }
 
 static long long db_exists(int db, const char *key)
@@ -81,11 +73,12 @@ static long long db_pttl(int db, const char *key)
 
 static void url_with_db(char *out, size_t len, int db)
 {
-    if (snprintf(out, len, "%s/%d", seeds, db) >= (int)len)
+    if (snprintf(out, len, "%s/%d", cdb.seeds, db) >= (int)len)
         out[0] = '\0';
 }
 
-/* Runs "rlk ARGS" (a shell line; $U is url3) with stderr merged; the exit code, -1: did not run. */
+/* Runs "rlk ARGS" (a shell line; $U is the /3 URL) with stderr merged; the exit code, -1: did
+ * not run. */
 static int run(char *out, size_t len, const char *args)
 {
     char cmd[2048];
@@ -93,7 +86,7 @@ static int run(char *out, size_t len, const char *args)
     size_t n = 0;
     int st;
 
-    snprintf(cmd, sizeof cmd, "U='%s'; timeout 60 '%s' %s 2>&1", url3, rlk_bin, args);
+    snprintf(cmd, sizeof cmd, "U='%s'; timeout 60 '%s' %s 2>&1", cdb.url_db, rlk_bin, args);
     p = popen(cmd, "r");
     if (!p)
         return -1;
@@ -149,7 +142,7 @@ static void refused(int db, const char *reply, const char *why)
     char u[600], n[64];
 
     url_with_db(u, sizeof u, db);
-    cl_name_on(&cl, "cl:db:refused:", mst[1], n, sizeof n);
+    cl_name_on(&cl, "cl:db:refused:", cdb.mst[1], n, sizeof n);
     for (int no_preload = 0; no_preload < 2; no_preload++) {
         rlk_options o;
         rlk_client *c;
@@ -388,12 +381,12 @@ static void kinds_on(rlk_client *c0, rlk_client *c3, rlk_client *c3b, int master
 
 static void test_every_kind_in_db3(void)
 {
-    rlk_client *c0 = tk_connect(url0, 0, 2), *c3 = tk_connect(url3, 0, 2);
-    rlk_client *c3b = tk_connect(url3, 0, 2);
+    rlk_client *c0 = tk_connect(cdb.url0, 0, 2), *c3 = tk_connect(cdb.url_db, 0, 2);
+    rlk_client *c3b = tk_connect(cdb.url_db, 0, 2);
 
     REQUIRE(c0 && c3 && c3b);
     for (int k = 0; k < 3; k++)
-        kinds_on(c0, c3, c3b, mst[k]);
+        kinds_on(c0, c3, c3b, cdb.mst[k]);
     {
         /* MultiLock: a member on every master, all in database 3, while database 0 holds them. */
         rlk_multilock *m0 = rlk_multilock_new(), *m3 = rlk_multilock_new();
@@ -401,7 +394,7 @@ static void test_every_kind_in_db3(void)
 
         REQUIRE(m0 && m3);
         for (int k = 0; k < 3; k++) {
-            cl_name_on(&cl, "cl:db:multi:", mst[k], n[k], sizeof n[k]);
+            cl_name_on(&cl, "cl:db:multi:", cdb.mst[k], n[k], sizeof n[k]);
             CHECK_INT_EQ(rlk_multilock_add(m0, c0, n[k]), RLK_OK);
             CHECK_INT_EQ(rlk_multilock_add(m3, c3, n[k]), RLK_OK);
         }
@@ -463,7 +456,7 @@ static void *waiter_main(void *arg)
  * release made in database 0. */
 static void test_pubsub_is_not_per_database(void)
 {
-    rlk_client *c0 = tk_connect(url0, 0, 2);
+    rlk_client *c0 = tk_connect(cdb.url0, 0, 2);
     int sharded, owner;
     char n[64], ch[128];
     redisContext *x;
@@ -472,7 +465,7 @@ static void test_pubsub_is_not_per_database(void)
 
     REQUIRE(c0);
     sharded = rlk_client_pubsub(c0) == RLK_PUBSUB_SHARDED;
-    cl_name_on(&cl, "cl:db:ps:", mst[0], n, sizeof n);
+    cl_name_on(&cl, "cl:db:ps:", cdb.mst[0], n, sizeof n);
     snprintf(ch, sizeof ch, "redisson_lock__channel:{%s}", n);
     owner = rlk_fx_cluster_key_owner(&cl, n);
     x = rlk_fx_connect(&cl.node[owner]);
@@ -509,8 +502,8 @@ static void test_pubsub_is_not_per_database(void)
  * waiter never gets in; the database-DB release wakes it. */
 static void cross_db_wake(int sem)
 {
-    rlk_client *c0 = tk_connect(url0, 0, 2), *h3 = tk_connect(url3, 0, 2);
-    rlk_client *w3 = tk_connect(url3, 0, 2);
+    rlk_client *c0 = tk_connect(cdb.url0, 0, 2), *h3 = tk_connect(cdb.url_db, 0, 2);
+    rlk_client *w3 = tk_connect(cdb.url_db, 0, 2);
     waiter w = {.sem = sem, .rc = -1};
     rlk_lock *hl = NULL, *zl = NULL;
     rlk_semaphore *hs = NULL, *zs = NULL;
@@ -521,7 +514,7 @@ static void cross_db_wake(int sem)
 
     REQUIRE(c0 && h3 && w3);
     w.c = w3;
-    cl_name_on(&cl, sem ? "cl:db:xsem:" : "cl:db:xlock:", mst[1], w.name, sizeof w.name);
+    cl_name_on(&cl, sem ? "cl:db:xsem:" : "cl:db:xlock:", cdb.mst[1], w.name, sizeof w.name);
     if (sem) {
         hs = rlk_semaphore_new(h3, w.name);
         zs = rlk_semaphore_new(c0, w.name);
@@ -665,7 +658,7 @@ static char mig_states[2][256];
 static void contend_in_db3(int migrate)
 {
     char dir[] = "/tmp/rlk-cldb-XXXXXX", line[128];
-    rlk_client *c0 = tk_connect(url0, LEASE_MS, 2);
+    rlk_client *c0 = tk_connect(cdb.url0, LEASE_MS, 2);
     rlk_lock *z;
     tk_child kids[PROCS];
     tk_hold *recs = NULL;
@@ -677,13 +670,13 @@ static void contend_in_db3(int migrate)
     long long t0, moved_ms = 0;
 
     for (int k = 0; k < 3 && dst < 0; k++)
-        if (mst[k] != src)
-            dst = mst[k];
+        if (cdb.mst[k] != src)
+            dst = cdb.mst[k];
     REQUIRE(c0 && src >= 0 && dst >= 0);
     z = rlk_lock_new(c0, MUTEX_NAME);
     REQUIRE(z && rlk_lock_try_lock(z, 0, 0) == RLK_OK);   /* database 0, the watchdog's */
     REQUIRE(mkdtemp(dir) != NULL);
-    spawned = tk_children_spawn_contend(kids, PROCS, url3, THREADS, ITERS, dir);
+    spawned = tk_children_spawn_contend(kids, PROCS, cdb.url_db, THREADS, ITERS, dir);
     CHECK_INT_EQ(spawned, PROCS);
     for (int p = 0; p < spawned; p++)
         CHECKF(tk_child_read_line(&kids[p], line, sizeof line, 15000) == 0 &&
@@ -761,9 +754,9 @@ static void on_lost(const char *name, const char *owner, int reason, void *ud)
  * leases on the new master, the database-0 hold stays, the waiter acquires at the release. */
 static void test_migrateslots_held_and_waited(void)
 {
-    rlk_client *h = tk_connect(url3, LEASE_MS, 2), *wc = tk_connect(url3, 0, 2);
-    rlk_client *c0 = tk_connect(url0, LEASE_MS, 2);
-    int src = mst[0], dst = mst[2], slot, held = 0, held0 = 0;
+    rlk_client *h = tk_connect(cdb.url_db, LEASE_MS, 2), *wc = tk_connect(cdb.url_db, 0, 2);
+    rlk_client *c0 = tk_connect(cdb.url0, LEASE_MS, 2);
+    int src = cdb.mst[0], dst = cdb.mst[2], slot, held = 0, held0 = 0;
     waiter w = {.rc = -1};
     rlk_lock *l, *z;
     pthread_t t;
@@ -824,7 +817,7 @@ static void test_cli_in_db3(void)
 
     if (!rlk_bin)
         return;
-    cl_name_on(&cl, "cl:db:cli:", mst[2], n, sizeof n);
+    cl_name_on(&cl, "cl:db:cli:", cdb.mst[2], n, sizeof n);
     snprintf(args, sizeof args, "lock %s --url \"$U\" -- true", n);
     CHECKF(run(out, sizeof out, args) == 0, "rlk lock in database 3: %s", out);
     snprintf(args, sizeof args, "eval reentrant/acquire --key %s --key '{%s}:rlk_waiters' "
@@ -844,34 +837,13 @@ static void test_cli_in_db3(void)
 
 int main(int argc, char **argv)
 {
-    rlk_fx_cluster_opts o = {0};
-    char a[128], b[128];
-
     if (argc == 6 && strcmp(argv[1], "contend") == 0)
         return child_contend(argv[2], atoi(argv[3]), atoi(argv[4]), argv[5]);
     rlk_bin = argc > 1 ? argv[1] : NULL;
     RUN_TEST(test_url);
-    if (strcmp(rlk_fx_server_name(), "valkey9") == 0)
-        o.databases = DATABASES;
-    if (rlk_fx_cluster_start_opts(&cl, &o) != 0) {
-        fprintf(stderr, "cl_databases: the cluster did not start\n");
+    if (rlk_fx_cldb_start(&cl, &cdb, "cl_databases", DATABASES, DB, 1, 5) != 0)
         return 1;
-    }
-    tk_say("cluster started in %lld ms (%s, cluster-databases %d)", cl.start_ms,
-           rlk_fx_server_name(), o.databases);
-    has_dbs = rlk_fx_cluster_has_databases(&cl);
-    rlk_fx_cluster_url(&cl, 1, a, sizeof a);
-    rlk_fx_cluster_url(&cl, 5, b, sizeof b);
-    snprintf(seeds, sizeof seeds, "%s+cluster://%s,%s", cl.node[1].tls ? "rediss" : "redis",
-             strstr(a, "://") + 3, strstr(b, "://") + 3);
-    url_with_db(url0, sizeof url0, 0);
-    url_with_db(url3, sizeof url3, DB);
-    if (cl_masters(&cl, mst) != 3) {
-        fprintf(stderr, "cl_databases: not 3 masters\n");
-        rlk_fx_cluster_stop(&cl);
-        return 1;
-    }
-    if (!has_dbs) {
+    if (!cdb.has_dbs) {
         RUN_TEST(test_refused_without_databases);
     } else {
         RUN_TEST(test_refused_past_cluster_databases);

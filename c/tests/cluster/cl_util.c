@@ -29,12 +29,7 @@ int cl_start(const char *prog, rlk_fx_cluster *cl, int seed_a, int seed_b, char 
 
 void cl_name_on(const rlk_fx_cluster *cl, const char *prefix, int master, char *buf, size_t len)
 {
-    for (int n = 0; n < 10000; n++) {
-        snprintf(buf, len, "%s%d", prefix, n);
-        if (rlk_fx_cluster_key_owner(cl, buf) == master)
-            return;
-    }
-    buf[0] = '\0';
+    rlk_fx_cluster_name_on(cl, prefix, master, buf, len);
 }
 
 int cl_masters(const rlk_fx_cluster *cl, int out[3])

@@ -3,6 +3,7 @@
  * cluster.c - see cluster.h.
  */
 #include "cluster.h"
+#include "tk_util.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -97,6 +98,68 @@ int rlk_fx_cluster_has_databases(const rlk_fx_cluster *c)
     if (r)
         freeReplyObject(r);
     return has;
+}
+
+/* ------------------------------------------------------------ databases */
+
+long long rlk_fx_cluster_db_int(const rlk_fx_cluster *c, int db, const char *key,
+                                const char *fmt)
+{
+    int owner = rlk_fx_cluster_key_owner(c, key);
+    redisReply *r = rlk_fx_cluster_command_db(c, owner, db, fmt, key);
+    long long v = r && r->type == REDIS_REPLY_INTEGER ? r->integer : -3;
+
+    if (r)
+        freeReplyObject(r);
+    return v;
+}
+
+void rlk_fx_cluster_name_on(const rlk_fx_cluster *c, const char *prefix, int master, char *buf,
+                            size_t len)
+{
+    for (int n = 0; n < 100000; n++) {
+        snprintf(buf, len, "%s%d", prefix, n);
+        if (rlk_fx_cluster_key_owner(c, buf) == master)
+            return;
+    }
+    buf[0] = '\0';
+}
+
+int rlk_fx_cldb_start(rlk_fx_cluster *c, rlk_fx_cldb *d, const char *prog, int databases, int db,
+                      int seed_a, int seed_b)
+{
+    rlk_fx_cluster_opts o = {0};
+    char a[128], b[128];
+    int n = 0;
+
+    memset(d, 0, sizeof *d);
+    if (strcmp(rlk_fx_server_name(), "valkey9") == 0)
+        o.databases = databases;
+    if (rlk_fx_cluster_start_opts(c, &o) != 0) {
+        fprintf(stderr, "%s: the cluster did not start\n", prog);
+        return -1;
+    }
+    tk_say("cluster started in %lld ms (%s, cluster-databases %d)", c->start_ms,
+           rlk_fx_server_name(), o.databases);
+    d->databases = o.databases;
+    d->has_dbs = rlk_fx_cluster_has_databases(c);
+    rlk_fx_cluster_url(c, seed_a, a, sizeof a);
+    rlk_fx_cluster_url(c, seed_b, b, sizeof b);
+    /* past "redis://" or "rediss://" */
+    snprintf(d->seeds, sizeof d->seeds, "%s+cluster://%s,%s",
+             c->node[seed_a].tls ? "rediss" : "redis", strstr(a, "://") + 3,
+             strstr(b, "://") + 3);
+    snprintf(d->url0, sizeof d->url0, "%s/0", d->seeds);
+    snprintf(d->url_db, sizeof d->url_db, "%s/%d", d->seeds, db);
+    for (int i = 0; i < c->n && n < 3; i++)
+        if (rlk_fx_cluster_role(c, i) == 'M')
+            d->mst[n++] = i;
+    if (n != 3) {
+        fprintf(stderr, "%s: not 3 masters\n", prog);
+        rlk_fx_cluster_stop(c);
+        return -1;
+    }
+    return 0;
 }
 
 static int cl_ok_reply(redisReply *r, const char *what, int node)

@@ -49,6 +49,31 @@ int rlk_fx_cluster_start_opts(rlk_fx_cluster *c, const rlk_fx_cluster_opts *o);
 /* 1 when the server under test has numbered databases in cluster mode (cluster-databases,
  * Valkey 9), asked of node 0 (CONFIG GET cluster-databases); 0 when not or unknown. */
 int rlk_fx_cluster_has_databases(const rlk_fx_cluster *c);
+/* A cluster for a test of a database other than 0 (cl_databases.c, async_cldb.c), filled by
+ * rlk_fx_cldb_start. */
+typedef struct rlk_fx_cldb {
+    int databases;          /* the nodes' cluster-databases; 0: the server's default */
+    int has_dbs;            /* rlk_fx_cluster_has_databases: the nodes allow databases > 0 */
+    int mst[3];             /* the three masters' node indexes */
+    char seeds[400];        /* "redis+cluster://<seed a>,<seed b>" (rediss: a TLS-only cluster) */
+    char url0[600];         /* seeds + "/0" */
+    char url_db[600];       /* seeds + "/<db>" */
+} rlk_fx_cldb;
+
+/* Starts c with cluster-databases `databases` when the server under test is Valkey 9 (else its
+ * default: database 0 only), says how long it took, and fills d: the seed URL of nodes seed_a
+ * and seed_b, its URLs of databases 0 and db, the three masters. 0, or -1 (said on stderr under
+ * prog's name; nothing left running). */
+int rlk_fx_cldb_start(rlk_fx_cluster *c, rlk_fx_cldb *d, const char *prog, int databases, int db,
+                      int seed_a, int seed_b);
+/* An integer reply of fmt (one %s: key) in database db on the master of key; -3: none. */
+long long rlk_fx_cluster_db_int(const rlk_fx_cluster *c, int db, const char *key,
+                                const char *fmt);
+/* The first "<prefix><n>" (n < 100000) whose slot node `master` owns (node 0's view); "" if
+ * none. */
+void rlk_fx_cluster_name_on(const rlk_fx_cluster *c, const char *prefix, int master, char *buf,
+                            size_t len);
+
 /* Stops every node (by PID) and removes its files. Safe to call twice. */
 void rlk_fx_cluster_stop(rlk_fx_cluster *c);
 
