@@ -89,15 +89,6 @@ long long rlk_a_hold_count(rlk_async *ac, int kind, const char *name, unsigned l
     return h ? h->count : 0;
 }
 
-int rlk_a_hold_token(rlk_async *ac, int kind, const char *name, unsigned long long task,
-                     long long *token)
-{
-    rlk_a_hold *h = rlk_a_hold_of(ac, kind, name, task);
-
-    *token = h ? h->token : 0;
-    return h != NULL;
-}
-
 void rlk_a_hold_drop_forced(rlk_async *ac, const char *name, const rlk_proto *k)
 {
     rlk_holds *t = rlk_a_hold_tab(ac);

@@ -30,10 +30,7 @@ void rlk_a_hold_drop(rlk_async *ac, rlk_a_hold *h);     /* and from the watchdog
 void rlk_a_hold_lost(rlk_async *ac, rlk_ae_hold *wd, void *arg);    /* the watchdog's report */
 /* Drops this client's holds of name that row k's force script cleared. */
 void rlk_a_hold_drop_forced(rlk_async *ac, const char *name, const rlk_proto *k);
-/* The hold count ac's table has for (kind, name, task): 0 when none (the tests); _token (the
- * election): 1 and *token (0 for a kind without) when it has a hold, else 0. No I/O. */
+/* The hold count ac's table has for (kind, name, task): 0 when none (the tests). No I/O. */
 long long rlk_a_hold_count(rlk_async *ac, int kind, const char *name, unsigned long long task);
-int rlk_a_hold_token(rlk_async *ac, int kind, const char *name, unsigned long long task,
-                     long long *token);
 
 #endif /* RLK_A_HOLD_H */
