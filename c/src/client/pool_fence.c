@@ -56,12 +56,11 @@ int rlk_pool_lost_reply(rlk_client *c, rlk_lost_conn *out)
 /* "rlk-pool-" and 16 hex digits from the kernel's random source. */
 static int rlk_pool_conn_name(char *buf, size_t len)
 {
-    unsigned char r[8];
+    char hex[17];
 
-    if (rlk_random_bytes(r, sizeof r) != 0)
+    if (rlk_random_hex(hex, 8) != 0)
         return -1;
-    snprintf(buf, len, "rlk-pool-%02x%02x%02x%02x%02x%02x%02x%02x", r[0], r[1], r[2], r[3], r[4],
-             r[5], r[6], r[7]);
+    snprintf(buf, len, "rlk-pool-%s", hex);
     return 0;
 }
 

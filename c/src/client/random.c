@@ -5,6 +5,7 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <stdio.h>
 #include <sys/random.h>
 #include <unistd.h>
 
@@ -35,24 +36,42 @@ int rlk_random_bytes(unsigned char *buf, size_t len)
     return got == len ? 0 : -1;
 }
 
-/* ---------------------------------------------------------------- uuid */
+unsigned long long rlk_random_below(unsigned long long n)
+{
+    unsigned long long r = 0;
+
+    (void)rlk_random_bytes((unsigned char *)&r, sizeof r);
+    return n ? r % n : 0;
+}
+
+/* ---------------------------------------------------------------- hex, uuid */
+
+static void rlk_hex(char *out, const unsigned char *b, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        snprintf(out + 2 * i, 3, "%02x", b[i]);
+}
+
+int rlk_random_hex(char *out, size_t n)
+{
+    unsigned char b[RLK_RANDOM_HEX_MAX];
+
+    if (n > sizeof b || rlk_random_bytes(b, n) != 0)
+        return -1;
+    rlk_hex(out, b, n);
+    return 0;
+}
 
 int rlk_random_uuid(char uuid[RLK_UUID_LEN + 1])
 {
-    static const char hex[] = "0123456789abcdef";
     unsigned char b[16];
-    size_t j = 0;
+    char h[33];
 
     if (rlk_random_bytes(b, sizeof b) != 0)
         return -1;
     b[6] = (unsigned char)((b[6] & 0x0f) | 0x40);   /* version 4 */
     b[8] = (unsigned char)((b[8] & 0x3f) | 0x80);   /* variant 10xx */
-    for (size_t i = 0; i < sizeof b; i++) {
-        if (i == 4 || i == 6 || i == 8 || i == 10)
-            uuid[j++] = '-';
-        uuid[j++] = hex[b[i] >> 4];
-        uuid[j++] = hex[b[i] & 0x0f];
-    }
-    uuid[j] = '\0';
+    rlk_hex(h, b, sizeof b);
+    snprintf(uuid, RLK_UUID_LEN + 1, "%.8s-%.4s-%.4s-%.4s-%s", h, h + 8, h + 12, h + 16, h + 20);
     return 0;
 }

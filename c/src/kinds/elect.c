@@ -93,7 +93,6 @@ rlk_elect *rlk_elect_new(rlk_client *c, const char *name)
     rlk_elect *e = rlk_handle_new(c, name, sizeof *e, &rlk_elect_kind, RLK_HANDLE_QUEUE_NAME,
                                   "elect", "token state channel lock_channel");
     char owner[RLK_UUID_LEN + 32];
-    unsigned char rnd[16];
 
     if (!e)
         return NULL;
@@ -102,14 +101,12 @@ rlk_elect *rlk_elect_new(rlk_client *c, const char *name)
     snprintf(owner, sizeof owner, "%s:elect-%llu", e->b.rt->uuid,
              (unsigned long long)atomic_fetch_add(&rlk_elect_handles, 1) + 1);
     if (rlk_fam_id_set(c, &e->b.id, owner, 0, "rlk_elect_new") != RLK_OK ||
-        (rlk_random_bytes(rnd, sizeof rnd) != 0 &&
+        (rlk_random_hex(e->secret, (sizeof e->secret - 1) / 2) != 0 &&
          rlk_set_error(c, RLK_ERR_IO, "rlk_elect_new: no random bytes for the handle's secret"))) {
         rlk_fam_free(e);
         return NULL;
     }
     atomic_store(&e->b.id.given, 0);    /* made here, for this handle alone */
-    for (size_t i = 0; i < sizeof rnd; i++)
-        snprintf(e->secret + 2 * i, 3, "%02x", rnd[i]);
     return e;
 }
 

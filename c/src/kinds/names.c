@@ -84,19 +84,12 @@ char *rlk_names_wake_channel(const char *channel, long long cid)
 
 long long rlk_names_wake_ticket(long long cid)
 {
-    unsigned char b[2] = {0, 0};
-
-    (void)rlk_random_bytes(b, sizeof b);
-    return cid * 1024 + (((long long)b[0] << 8 | b[1]) & 1023);
+    return cid * 1024 + (long long)rlk_random_below(1024);
 }
 
 long long rlk_names_plain_ticket(void)
 {
-    unsigned char b[4] = {0, 0, 0, 0};
-
-    (void)rlk_random_bytes(b, sizeof b);
-    return (((long long)b[0] << 24 | (long long)b[1] << 16 | (long long)b[2] << 8 | b[3]) %
-            (RLK_NAMES_WAKE_TICKET_MIN - 1)) + 1;
+    return (long long)rlk_random_below(RLK_NAMES_WAKE_TICKET_MIN - 1) + 1;
 }
 
 int rlk_names_ticket_wakes(long long ticket)

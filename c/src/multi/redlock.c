@@ -17,7 +17,6 @@
  */
 #include <poll.h>
 #include <stdarg.h>
-#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -497,11 +496,10 @@ static int redlock_interrupted(const rlk_redlock *rl)
  * another attempt or the wait was interrupted, -1 when the deadline has passed. */
 static int redlock_retry_pause(rlk_redlock *rl, long long deadline_ns)
 {
-    uint64_t r = 0;
     long long now = rlk_clock_now_ns(), until;
 
-    (void)rlk_random_bytes((unsigned char *)&r, sizeof r);     /* as runtime/spin's jitter */
-    until = now + (long long)(r % (uint64_t)(rl->opt.retry_delay_ms * RLK_NS_PER_MS + 1));
+    until = now + (long long)rlk_random_below(
+                      (unsigned long long)(rl->opt.retry_delay_ms * RLK_NS_PER_MS + 1));
     if (deadline_ns >= 0 && until > deadline_ns)
         until = deadline_ns;
     while ((now = rlk_clock_now_ns()) < until && !redlock_interrupted(rl)) {
@@ -518,16 +516,13 @@ static int redlock_try_lock_locked(rlk_redlock *rl, long long wait_ms, long long
                                    long long *validity_ms)
 {
     long long start = rlk_clock_now_ns(), deadline;
-    unsigned char b[REDLOCK_TOKEN_BYTES];
     int rc;
 
     if (rlk_redlock_is_held(rl))
         return redlock_fail(rl, RLK_ERR_ARG, 0, "this handle holds it already");
-    if (rlk_random_bytes(b, sizeof b) != 0)
-        return redlock_fail(rl, RLK_ERR_IO, 0, "no random source for a token");
     /* Not held: no reader looks at the token until redlock_set_held publishes it. */
-    for (size_t i = 0; i < sizeof b; i++)
-        snprintf(rl->token + 2 * i, 3, "%02x", b[i]);
+    if (rlk_random_hex(rl->token, REDLOCK_TOKEN_BYTES) != 0)
+        return redlock_fail(rl, RLK_ERR_IO, 0, "no random source for a token");
     if (wait_ms > REDLOCK_LEASE_MAX)
         wait_ms = REDLOCK_LEASE_MAX;
     deadline = wait_ms < 0 ? -1 : start + wait_ms * RLK_NS_PER_MS;

@@ -12,7 +12,6 @@
 
 long long rlk_spin_next(long long prev_ms, int fails, long long initial_ms, long long max_ms)
 {
-    unsigned char b[2] = {0, 0};
     long long next;
 
     if (prev_ms <= 0)
@@ -22,8 +21,7 @@ long long rlk_spin_next(long long prev_ms, int fails, long long initial_ms, long
     else {
         /* Jitter: a small random addition that grows with the failures, so that waiters that
          * failed together do not attempt together again. */
-        (void)rlk_random_bytes(b, sizeof b);
-        next = prev_ms * 2 + (fails > 1 ? (long long)((b[0] << 8 | b[1]) % fails) : 0);
+        next = prev_ms * 2 + (fails > 1 ? (long long)rlk_random_below((unsigned)fails) : 0);
     }
     return next < max_ms ? next : max_ms;
 }
