@@ -323,7 +323,7 @@ int rlk_elect_wait_change(rlk_elect *e, const rlk_elect_info *known, long long t
     for (;;) {
         unsigned long long mark = 0;
         long long until = deadline;
-        int ready = rlk_sub_ready(sub, ch, deadline, &mark);
+        int ready = rlk_sub_ready(sub, ch, deadline, &mark), away;
 
         if (ready == RLK_SUB_TIMEOUT) {
             rc = RLK_ERR_TIMEOUT;
@@ -331,38 +331,24 @@ int rlk_elect_wait_change(rlk_elect *e, const rlk_elect_info *known, long long t
         }
         /* Subscribed (or the subscriber is down): a change from now on is
          * either in this read or wakes the wait below. */
-        if ((rc = rlk_elect_leader(e, out)) == RLK_ERR_IO || rc == RLK_ERR_TIMEOUT) {
-            /* The server out of reach (a restart, a failover, a network cut): ride it out,
-             * reading again every 100 ms until the wait's deadline, as the async observer
-             * does; past it, the read's error. */
-            now = rlk_clock_now_ns();
-            if (deadline >= 0 && now >= deadline)
-                break;
-            until = now + 100 * 1000000LL;
-            if (deadline >= 0 && deadline < until)
-                until = deadline;
-            rlk_sub_wait(sub, ch, mark, until, NULL);
-            if (atomic_load(&e->b.rt->interrupted)) {
-                rc = RLK_ERR_INTERRUPTED;
-                break;
-            }
-            continue;
-        }
-        if (rc != RLK_OK)
-            break;
-        if (!rlk_elect_info_same(known, out))
+        rc = rlk_elect_leader(e, out);
+        away = rc == RLK_ERR_IO || rc == RLK_ERR_TIMEOUT;
+        if (rc == RLK_OK ? !rlk_elect_info_same(known, out) : !away)
             break;
         now = rlk_clock_now_ns();
-        /* A lease that runs out publishes nothing: wake at its end (and
-         * poll every 100 ms while the subscriber is down). */
-        end = out->leader && out->ttl_ms >= 0 ? now + (out->ttl_ms + 1) * 1000000LL : -1;
+        /* The server out of reach (a restart, a failover, a network cut): ride it out, reading
+         * again every 100 ms until the wait's deadline, as the async observer does; past it,
+         * the read's error. A lease that runs out publishes nothing: wake at its end (and poll
+         * every 100 ms while the subscriber is down). */
+        end = away ? now + 100 * 1000000LL
+              : out->leader && out->ttl_ms >= 0 ? now + (out->ttl_ms + 1) * 1000000LL : -1;
         if (ready == RLK_SUB_DOWN && (end < 0 || end > now + 100 * 1000000LL))
             end = now + 100 * 1000000LL;
         if (end >= 0 && (until < 0 || end < until))
             until = end;
         rlk_elect_info_clear(out);
         if (deadline >= 0 && now >= deadline) {
-            rc = RLK_ERR_TIMEOUT;
+            rc = away ? rc : RLK_ERR_TIMEOUT;
             break;
         }
         rlk_sub_wait(sub, ch, mark, until, NULL);
