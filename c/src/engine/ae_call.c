@@ -22,7 +22,6 @@
 #include "client/error.h"
 #include "client/native.h"
 #include "client/scripts.h"
-#include "client/slot.h"
 #include "client/topo.h"
 #include "client/transport.h"
 #include "engine/metrics.h"
@@ -408,19 +407,12 @@ rlk_ae_call *rlk_ae_scriptv(rlk_async *ac, const char *name, int nkeys, const ch
     for (int i = 0; i < nargs && call->rt && !call->rt->pub_at; i++)
         if (args[i] == ae_pub_auto)
             call->rt->pub_at = 3 + nkeys + i;   /* after EVALSHA/FCALL, its sha or name, numkeys */
-    if (ae_routed(ac) && nkeys > 0) {
-        call->rt->slot = rlk_key_slot(keys[0], strlen(keys[0]));
-        for (int i = 1; i < nkeys; i++)
-            if (rlk_key_slot(keys[i], strlen(keys[i])) != call->rt->slot) {
-                char msg[AE_ERRSTR_MAX];
-
-                snprintf(msg, sizeof msg, "%s: its keys hash to different cluster slots ('%s', "
-                         "'%s'): Redis would refuse it (CROSSSLOT); see the name rule in "
-                         "docs/cluster.md", name, keys[0], keys[i]);
-                call->rt->fail_rc = RLK_ERR_ARG;
-                call->rt->last_err = strdup(msg);
-                break;
-            }
+    /* Keys in several slots: refused before any call, with the blocking call's check and
+     * message (the topology's script_slot, client/cluster.c). */
+    if (ae_routed(ac) && (call->rt->slot = ac->c->topo->script_slot(ac->c, name, nkeys, keys,
+                                                                    NULL)) == RLK_TOPO_BAD_SLOT) {
+        call->rt->fail_rc = RLK_ERR_ARG;
+        call->rt->last_err = strdup(rlk_errstr(ac->c));
     }
     return ae_call_submit(ac, call);
 }
