@@ -130,32 +130,61 @@ int rlk_km_unmark(rlk_client *c, const char *name)
     return rlk_km_write(c, name, "DEL", NULL);
 }
 
-int rlk_km_mark_new(rlk_client *c, const char *name, const char *kind)
+/* Whether the marker of name holds kind (a GET); *rc: RLK_OK or an rlk code. */
+static int rlk_km_holds(rlk_client *c, const char *mark, const char *kind, int *rc)
 {
-    const char *argv[4] = {"SET", NULL, kind, "NX"};
     redisReply *r = NULL;
-    int rc;
+    int holds;
+
+    *rc = rlk_km_cmd(c, "GET", mark, NULL, &r);
+    holds = *rc == RLK_OK && strcmp(rlk_km_str(r), kind) == 0;
+    if (r)
+        freeReplyObject(r);
+    return holds;
+}
+
+int rlk_km_renew(rlk_client *c, const char *name, const char *kind, long long ttl_ms)
+{
+    redisReply *r = NULL;
+    char *mark = rlk_km_key(name), ms[24];
+    int rc = RLK_ERR_NOMEM;
+
+    snprintf(ms, sizeof ms, "%lld", ttl_ms);
+    if (mark && rlk_km_holds(c, mark, kind, &rc))
+        rc = rlk_km_cmd(c, "PEXPIRE", mark, ms, &r);
+    if (r)
+        freeReplyObject(r);
+    free(mark);
+    return rc;
+}
+
+int rlk_km_mark_for(rlk_client *c, const char *name, const char *kind, long long ttl_ms)
+{
+    const char *argv[6] = {"SET", NULL, kind, "NX", "PX", NULL};
+    redisReply *r = NULL;
+    char ms[24];
+    int rc, set;
 
     if (!(argv[1] = rlk_km_key(name)))
         return RLK_ERR_NOMEM;
-    rc = rlk_command(c, 4, argv, NULL, &r);
+    snprintf(ms, sizeof ms, "%lld", ttl_ms);
+    argv[5] = ms;
+    rc = rlk_command(c, 6, argv, NULL, &r);
+    set = rc == RLK_OK && r && r->type == REDIS_REPLY_STATUS;
     if (r)
         freeReplyObject(r);
     free((char *)argv[1]);
-    return rc;
+    return rc == RLK_OK && !set ? rlk_km_renew(c, name, kind, ttl_ms) : rc;
 }
 
 int rlk_km_unmark_if(rlk_client *c, const char *name, const char *kind)
 {
     redisReply *r = NULL;
     char *mark = rlk_km_key(name);
-    int rc = mark ? rlk_km_cmd(c, "GET", mark, NULL, &r) : RLK_ERR_NOMEM;
+    int rc = RLK_ERR_NOMEM;
 
-    if (rc == RLK_OK && strcmp(rlk_km_str(r), kind) == 0) {
-        freeReplyObject(r);
-        r = NULL;
+    if (mark && rlk_km_holds(c, mark, kind, &rc))
         rc = rlk_km_cmd(c, "DEL", mark, NULL, &r);
-    }
     if (r)
         freeReplyObject(r);
     free(mark);

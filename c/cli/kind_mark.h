@@ -20,8 +20,10 @@
 #define RLK_KM_SEMAPHORE "semaphore"
 #define RLK_KM_LATCH "latch"
 /* rlk lock --fair marks the fair lock it holds: held with nobody queued, its hash is a
- * reentrant lock's. Its holder's last release removes the marker (NAME gone); one left by a
- * holder that died is ignored once NAME is gone, and replaced by the next rlk lock --fair. */
+ * reentrant lock's. The marker lives as long as the hold's lease (rlk_km_mark_for), and the
+ * holding rlk renews it every third of that while the hold lasts (rlk_km_renew): one left by a
+ * holder killed with -9 expires within a lease, as the lock does. Its holder's last release
+ * removes it at once (NAME gone). */
 #define RLK_KM_FAIR "fair"
 
 /* -1 when NAME may be used as `kind` (no key, a key of that kind, or one that
@@ -36,9 +38,16 @@ int rlk_km_check_not_rwlock(rlk_client *c, const char *name, const char *what);
 /* Writes the marker ({NAME}:rlk_kind = kind) / removes it. RLK_OK or an rlk code. */
 int rlk_km_mark(rlk_client *c, const char *name, const char *kind);
 int rlk_km_unmark(rlk_client *c, const char *name);
-/* The same, leaving a key that is there already (SET NX) / that holds another value than kind
- * (an application's key of that name is never written or deleted). */
-int rlk_km_mark_new(rlk_client *c, const char *name, const char *kind);
+/* A marker that lives ttl_ms (SET NX PX): a key of that name already there is left alone,
+ * unless it holds kind (a marker of the same kind, left by a holder that died or kept by a
+ * nested hold of NAME), whose life is then set to ttl_ms too (rlk_km_renew). An application's
+ * key of that name is never written. RLK_OK or an rlk code. */
+int rlk_km_mark_for(rlk_client *c, const char *name, const char *kind, long long ttl_ms);
+/* The marker's life set to ttl_ms (PEXPIRE) when it holds kind; else nothing. RLK_OK or an
+ * rlk code. As rlk_km_unmark_if, a read then a write: not one transaction. */
+int rlk_km_renew(rlk_client *c, const char *name, const char *kind, long long ttl_ms);
+/* Removes the marker when it holds kind (an application's key of that name is never
+ * deleted). */
 int rlk_km_unmark_if(rlk_client *c, const char *name, const char *kind);
 
 #endif /* RLK_KIND_MARK_H */

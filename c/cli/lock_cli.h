@@ -245,6 +245,11 @@ struct rlk_lc_hold {
     int (*check)(rlk_lc_hold *h);
     char *check_channel;
     long long check_period_ns;
+    /* Optional: upkeep from the main loop every upkeep_period_ns while the command runs and the
+     * hold is not lost (the fair lock's kind marker's life, kind_mark.h); its outcome changes
+     * nothing else. */
+    void (*upkeep)(rlk_lc_hold *h);
+    long long upkeep_period_ns;
 };
 
 /* Clears h (no deadline, no renewal) and sets `what`. */
@@ -389,6 +394,7 @@ typedef struct rlk_lc_watch {
     int reaped;
     long long kill_deadline_ns; /* -1: no SIGKILL scheduled */
     long long renew_at_ns;      /* -1: no renewal */
+    long long upkeep_at_ns;     /* -1: no upkeep */
 } rlk_lc_watch;
 
 /* The signals rlk blocks while the command runs (read through signalfd):

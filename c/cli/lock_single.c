@@ -64,6 +64,7 @@ typedef struct single_lock {
     const char *name;           /* the lock's name, and its holder id, while held (the check,
                                  * the fair lock's kind marker) */
     const char *owner;
+    long long mark_ttl_ms;      /* the fair lock's kind marker's life (its hold's lease) */
 } single_lock;
 
 /* ---------------------------------------------------------------- the kinds */
@@ -268,6 +269,15 @@ static int single_release(rlk_lc_hold *h)
     return rc;
 }
 
+/* The fair lock's kind marker lives a lease: renewed every third of it while the hold lasts
+ * (rlk_lc_hold.upkeep), so that one left by a holder killed with -9 goes within a lease. */
+static void single_mark_upkeep(rlk_lc_hold *h)
+{
+    single_lock *l = h->impl;
+
+    (void)rlk_km_renew(l->c, l->name, RLK_KM_FAIR, l->mark_ttl_ms);
+}
+
 /* The library's lease of the hold (rlk_lc_hold.lease): the one clock. */
 static int single_lease(rlk_lc_hold *h, long long *start_ns, long long *deadline_ns)
 {
@@ -424,9 +434,19 @@ static int single_hold(single_lock *l, const rlk_lc_lock_opts *o, const rlk_lc_s
     l->name = o->names[0];
     l->owner = owner;
     /* A fair lock held with nobody queued looks like a reentrant lock: its kind marker tells
-     * rlk inspect (kind_mark.h). Not a condition of the hold (a user the ACL denies it). */
-    if (l->mode == RLK_LC_FAIR)
-        (void)rlk_km_mark_new(l->c, o->names[0], RLK_KM_FAIR);
+     * rlk inspect and rlk top (kind_mark.h). It lives the hold's lease: a fixed one ends the
+     * hold; a renewed one is renewed here every third of it, as the watchdog renews the lock.
+     * Not a condition of the hold (a user the ACL denies it). */
+    if (l->mode == RLK_LC_FAIR) {
+        l->mark_ttl_ms = o->c.lease_ms > 0      ? o->c.lease_ms
+                         : o->c.wd_lease_ms > 0 ? o->c.wd_lease_ms
+                                                : RLK_LC_DEFAULT_LEASE_MS;
+        (void)rlk_km_mark_for(l->c, o->names[0], RLK_KM_FAIR, l->mark_ttl_ms);
+        if (o->c.lease_ms <= 0) {
+            h.upkeep = single_mark_upkeep;
+            h.upkeep_period_ns = l->mark_ttl_ms / 3 * RLK_NS_PER_MS;
+        }
+    }
     if (o->c.lease_ms > 0) {
         rlk_lc_hold_lease(&h, acquired_ns, o->c.lease_ms);
         /* Nothing renews a fixed lease, so no renewal finds it force-unlocked or deleted: the

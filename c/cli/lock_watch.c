@@ -10,8 +10,9 @@
  *   - the read end of a pipe the lost-hold callbacks write one byte to, from
  *     the watchdog's (or the permit keeper's) thread;
  *   - the hold's deadline (a fixed lease, RedLock's validity), its renewal
- *     step (RedLock's extend, every third of the lease), and the SIGKILL
- *     deadline once the command was sent SIGTERM.
+ *     step (RedLock's extend, every third of the lease), its upkeep (the fair
+ *     lock's kind marker), and the SIGKILL deadline once the command was sent
+ *     SIGTERM.
  *
  * The command runs in a process group of its own: every signal goes to the
  * group. A deadline stops it before the lease ends, not at its end: SIGTERM
@@ -110,6 +111,15 @@ static void rlk_lc_renew(rlk_lc_watch *w)
     w->renew_at_ns = rlk_lc_now_ns() + (rc == 0 ? h->renew_period_ns : retry);
 }
 
+/* The hold's upkeep, when due. */
+static void rlk_lc_upkeep(rlk_lc_watch *w)
+{
+    if (w->lost || w->upkeep_at_ns < 0 || rlk_lc_now_ns() < w->upkeep_at_ns)
+        return;
+    w->hold->upkeep(w->hold);
+    w->upkeep_at_ns = rlk_lc_now_ns() + w->hold->upkeep_period_ns;
+}
+
 static void rlk_lc_deadlines(rlk_lc_watch *w)
 {
     long long now;
@@ -117,6 +127,7 @@ static void rlk_lc_deadlines(rlk_lc_watch *w)
     if (w->reaped)
         return;
     rlk_lc_renew(w);
+    rlk_lc_upkeep(w);
     now = rlk_lc_now_ns();
     if (!w->lost && w->hold->deadline_ns >= 0 && now >= rlk_lc_term_at(w))
         rlk_lc_stop(w, w->hold->deadline_why, 0);
@@ -136,6 +147,8 @@ static int rlk_lc_timeout(const rlk_lc_watch *w)
         next = rlk_lc_term_at(w);
     if (!w->lost && w->renew_at_ns >= 0 && (next < 0 || w->renew_at_ns < next))
         next = w->renew_at_ns;
+    if (!w->lost && w->upkeep_at_ns >= 0 && (next < 0 || w->upkeep_at_ns < next))
+        next = w->upkeep_at_ns;
     if (w->kill_deadline_ns >= 0 && (next < 0 || w->kill_deadline_ns < next))
         next = w->kill_deadline_ns;
     if (next < 0)
@@ -217,6 +230,9 @@ int rlk_lc_watch_run(rlk_lc_watch *w)
     w->renew_at_ns = -1;
     if (w->hold->renew && w->hold->renew_period_ns > 0)
         w->renew_at_ns = rlk_lc_now_ns() + w->hold->renew_period_ns;
+    w->upkeep_at_ns = -1;
+    if (w->hold->upkeep && w->hold->upkeep_period_ns > 0)
+        w->upkeep_at_ns = rlk_lc_now_ns() + w->hold->upkeep_period_ns;
     rlk_lc_reap(w);     /* a command that ended before the first poll */
     while (!w->reaped) {
         struct pollfd p[2] = {{w->sigfd, POLLIN, 0}, {w->lost_fd, POLLIN, 0}};

@@ -19,6 +19,7 @@
 
 #include <rlk.h>
 
+#include <signal.h>
 #include <unistd.h>
 
 static rlk_fx_server server;
@@ -454,6 +455,56 @@ static void test_inspect_idle_fair(void)
     }
 }
 
+/* The fair lock's kind marker lives the hold's lease: rlk lock --fair sets it with that TTL
+ * and renews it every third of it while it holds (so it is there through more than
+ * MARK_KEPT_LEASES leases), and once that rlk is killed with -9 (no release) it goes within
+ * a lease of the kill, as the lock does: within MARK_LEASE_MS + MARK_SLACK_MS (room for a
+ * loaded machine). Before, the marker had no TTL and stayed for good. */
+#define MARK_LEASE_MS 1500
+#define MARK_SLACK_MS 3000
+#define MARK_KEPT_LEASES 3
+
+static void test_fair_mark_killed_holder(void)
+{
+    const char *n = "fk-mark", *mark = "{fk-mark}:rlk_kind";
+    long long t0, t_kill, pttl, gone_ms;
+    int kept = 1;
+    char lease[16];
+    cli_proc p;
+    cli_result r;
+
+    snprintf(lease, sizeof lease, "%d", MARK_LEASE_MS);
+    REQUIRE(START(&p, "lock", "--fair", "--watchdog-lease", lease, n, "--", "sh", "-c",
+                  "touch \"$T/fk.held\"; exec sleep 30") == 0);
+    REQUIRE(cli_wait_file(cli_path("fk.held"), 10000) == 0);
+    pttl = tk_int(&server, "PTTL %s", mark);
+    CHECKF(pttl > 0 && pttl <= MARK_LEASE_MS, "%s while held: PTTL %lld, expected 1..%d", mark,
+           pttl, MARK_LEASE_MS);
+    /* Held through several leases: renewed (the time under test, polled). */
+    t0 = rlk_fx_now_ms();
+    while (kept && rlk_fx_now_ms() - t0 < MARK_KEPT_LEASES * MARK_LEASE_MS) {
+        kept = tk_int(&server, "EXISTS %s", mark) == 1 && tk_int(&server, "EXISTS %s", n) == 1;
+        rlk_fx_sleep_ms(20);
+    }
+    CHECKF(kept, "%s (or %s) gone %lld ms into the hold (lease %d ms): not renewed", mark, n,
+           rlk_fx_now_ms() - t0, MARK_LEASE_MS);
+    t_kill = rlk_fx_now_ms();
+    CHECK(kill(p.pid, SIGKILL) == 0);
+    r = cli_collect(&p, cli_wait(&p, 5000), 0);
+    cli_result_free(&r);
+    gone_ms = tk_key_gone_within(&server, mark, MARK_LEASE_MS + MARK_SLACK_MS)
+                  ? rlk_fx_now_ms() - t_kill
+                  : -1;
+    tk_say("  kill -9 of rlk lock --fair (lease %d ms): its kind marker gone %lld ms later "
+           "(-1: still there after %d ms)", MARK_LEASE_MS, gone_ms,
+           MARK_LEASE_MS + MARK_SLACK_MS);
+    CHECKF(gone_ms >= 0, "%s still there %d ms after its holder was killed with -9 (PTTL %lld)",
+           mark, MARK_LEASE_MS + MARK_SLACK_MS, tk_int(&server, "PTTL %s", mark));
+    CHECKF(tk_key_gone_within(&server, n, MARK_LEASE_MS + MARK_SLACK_MS),
+           "%s still held after its holder was killed with -9", n);
+    (void)tk_int(&server, "DEL %s", mark);
+}
+
 static void test_inspect_fenced(void)
 {
     rlk_client *c = rlk_connect_url(url);
@@ -768,6 +819,7 @@ int main(int argc, char **argv)
     RUN_TEST(test_inspect_rwlock_sides);
     RUN_TEST(test_inspect_fair);
     RUN_TEST(test_inspect_idle_fair);
+    RUN_TEST(test_fair_mark_killed_holder);
     RUN_TEST(test_inspect_fenced);
     RUN_TEST(test_inspect_semaphores);
     RUN_TEST(test_inspect_latch);
