@@ -121,7 +121,7 @@ static int rlk_cl_setup(rlk_client *c, const rlk_options *o, char *msg, size_t l
     rlk_slotmap_init(&cl->map, rlk_cluster_node_new, cl);
     c->cluster = cl;
     for (int i = 0; i < c->url.nseeds; i++)
-        if (rlk_slotmap_node(&cl->map, c->url.seed_host[i], c->url.seed_port[i]) < 0)
+        if (rlk_slotmap_node(&cl->map, c->url.seeds[i].host, c->url.seeds[i].port) < 0)
             return snprintf(msg, len, "out of memory"), RLK_ERR_NOMEM;
     return RLK_OK;
 }

@@ -228,12 +228,38 @@ static int rlk_url_unix(const char *s, rlk_url *u, char *err, size_t errlen)
     return u->path ? RLK_OK : RLK_ERR_NOMEM;
 }
 
-/* The length of the seed at p: up to the next comma or end. */
-static size_t rlk_url_seed_len(const char *p, const char *end)
+/* The comma-separated host[:port] list s[0..n) into *nodes and *count: a cluster's seeds (port
+ * 6379 when left out) or, sentinels, a sentinel URL's sentinels (port 26379, at most
+ * RLK_URL_SENTINELS_MAX). */
+static int rlk_url_nodes(const char *s, size_t n, int sentinels, rlk_url_node **nodes, int *count,
+                         char *err, size_t errlen)
 {
-    const char *comma = memchr(p, ',', (size_t)(end - p));
+    size_t total = 1;
 
-    return (size_t)((comma ? comma : end) - p);
+    for (size_t i = 0; i < n; i++)
+        total += s[i] == ',';
+    if (sentinels && total > RLK_URL_SENTINELS_MAX)
+        return RLK_URL_FAIL("bad url: at most %d sentinels", RLK_URL_SENTINELS_MAX);
+    if (!(*nodes = calloc(total, sizeof **nodes)))
+        return RLK_ERR_NOMEM;
+    for (const char *p = s; *count < (int)total; (*count)++) {
+        const char *comma = memchr(p, ',', (size_t)(s + n - p));
+        size_t one = comma ? (size_t)(comma - p) : (size_t)(s + n - p);
+        rlk_url_node *nd = &(*nodes)[*count];
+        int rc;
+
+        if (sentinels && one == 0)
+            return RLK_URL_FAIL("bad url: empty sentinel address "
+                                "(redis+sentinel://host:port,host:port/MASTERNAME)");
+        if (memchr(p, '@', one))    /* a sentinel URL's: its user info ends at the first '@' */
+            return RLK_URL_FAIL("bad url: user info goes once, before the first sentinel");
+        rc = rlk_url_hostport(p, one, sentinels ? RLK_SENTINEL_PORT : 6379, &nd->host, &nd->port,
+                              err, errlen);
+        if (rc != RLK_OK)
+            return rc;
+        p += one + 1;
+    }
+    return RLK_OK;
 }
 
 /* redis+cluster://[userinfo@]host:port[,host:port...][/db]: the seeds; the
@@ -241,8 +267,8 @@ static size_t rlk_url_seed_len(const char *p, const char *end)
  * nodes' to say (client/cluster.c asks them on connect). */
 static int rlk_url_cluster(const char *s, rlk_url *u, char *err, size_t errlen)
 {
-    size_t authlen = strcspn(s, "/?#"), n = 1;
-    const char *p, *db = s[authlen] == '/' ? s + authlen + 1 : NULL;
+    size_t authlen = strcspn(s, "/?#");
+    const char *db = s[authlen] == '/' ? s + authlen + 1 : NULL;
     int rc;
 
     if ((s[authlen] != '\0' && !db) || (db && strpbrk(db, "/?#")))
@@ -250,22 +276,12 @@ static int rlk_url_cluster(const char *s, rlk_url *u, char *err, size_t errlen)
                             "database (redis+cluster://host:port,host:port[/db])");
     if (db && (rc = rlk_url_db(db, strlen(db), u, err, errlen)) != RLK_OK)
         return rc;
-    if ((rc = rlk_url_skip_userinfo(&s, &authlen, 0, u, err, errlen)) != RLK_OK)
-        return rc;
-    for (p = s; p < s + authlen; p++)
-        n += *p == ',';
     u->is_cluster = 1;
-    u->seed_host = calloc(n, sizeof *u->seed_host);
-    u->seed_port = calloc(n, sizeof *u->seed_port);
-    if (!u->seed_host || !u->seed_port)
-        return RLK_ERR_NOMEM;
-    for (p = s; u->nseeds < (int)n; p += rlk_url_seed_len(p, s + authlen) + 1, u->nseeds++)
-        if ((rc = rlk_url_hostport(p, rlk_url_seed_len(p, s + authlen), 6379,
-                                   &u->seed_host[u->nseeds], &u->seed_port[u->nseeds], err,
-                                   errlen)) != RLK_OK)
-            return rc;
-    u->host = strdup(u->seed_host[0]);
-    u->port = u->seed_port[0];
+    if ((rc = rlk_url_skip_userinfo(&s, &authlen, 0, u, err, errlen)) != RLK_OK ||
+        (rc = rlk_url_nodes(s, authlen, 0, &u->seeds, &u->nseeds, err, errlen)) != RLK_OK)
+        return rc;
+    u->host = strdup(u->seeds[0].host);
+    u->port = u->seeds[0].port;
     return u->host ? RLK_OK : RLK_ERR_NOMEM;
 }
 
@@ -308,7 +324,7 @@ static int rlk_url_sentinel_query(const char *q, rlk_url *u, char *err, size_t e
 /* What follows "redis+sentinel://" (the grammar at the top). */
 static int rlk_url_sentinel(const char *s, rlk_url *u, char *err, size_t errlen)
 {
-    size_t authlen = strcspn(s, "/?#"), count = 1, namelen;
+    size_t authlen = strcspn(s, "/?#"), namelen;
     const char *path, *query;
     int rc;
 
@@ -316,29 +332,9 @@ static int rlk_url_sentinel(const char *s, rlk_url *u, char *err, size_t errlen)
     if (strchr(s, '#'))
         return RLK_URL_FAIL("bad url: fragments are not supported");
     /* the first '@': one more is refused with the sentinel it stands in */
-    if ((rc = rlk_url_skip_userinfo(&s, &authlen, 1, u, err, errlen)) != RLK_OK)
+    if ((rc = rlk_url_skip_userinfo(&s, &authlen, 1, u, err, errlen)) != RLK_OK ||
+        (rc = rlk_url_nodes(s, authlen, 1, &u->sentinels, &u->nsentinels, err, errlen)) != RLK_OK)
         return rc;
-    for (size_t i = 0; i < authlen; i++)
-        count += s[i] == ',';
-    if (count > RLK_URL_SENTINELS_MAX)
-        return RLK_URL_FAIL("bad url: at most %d sentinels", RLK_URL_SENTINELS_MAX);
-    if (!(u->sentinels = calloc(count, sizeof *u->sentinels)))
-        return RLK_ERR_NOMEM;
-    for (const char *p = s; u->nsentinels < (int)count; u->nsentinels++) {
-        const char *comma = memchr(p, ',', (size_t)(s + authlen - p));
-        size_t one = comma ? (size_t)(comma - p) : (size_t)(s + authlen - p);
-        rlk_url_node *nd = &u->sentinels[u->nsentinels];
-
-        if (one == 0)
-            return RLK_URL_FAIL("bad url: empty sentinel address "
-                                "(redis+sentinel://host:port,host:port/MASTERNAME)");
-        if (memchr(p, '@', one))
-            return RLK_URL_FAIL("bad url: user info goes once, before the first sentinel");
-        rc = rlk_url_hostport(p, one, RLK_SENTINEL_PORT, &nd->host, &nd->port, err, errlen);
-        if (rc != RLK_OK)
-            return rc;
-        p += one + 1;
-    }
     path = s + authlen;
     query = strchr(path, '?');
     if (*path != '/' || path + 1 == (query ? query : path + strlen(path)))
@@ -394,11 +390,17 @@ int rlk_url_parse(const char *url, rlk_url *u, char *err, size_t errlen)
     return rc;
 }
 
+static void rlk_url_nodes_free(rlk_url_node *nodes, int n)
+{
+    for (int i = 0; nodes && i < n; i++)
+        free(nodes[i].host);
+    free(nodes);
+}
+
 void rlk_url_free(rlk_url *u)
 {
-    for (int i = 0; u->sentinels && i < u->nsentinels; i++)
-        free(u->sentinels[i].host);
-    free(u->sentinels);
+    rlk_url_nodes_free(u->sentinels, u->nsentinels);
+    rlk_url_nodes_free(u->seeds, u->nseeds);
     free(u->master_name);
     free(u->sentinel_user);
     free(u->sentinel_password);
@@ -406,10 +408,6 @@ void rlk_url_free(rlk_url *u)
     free(u->path);
     free(u->user);
     free(u->password);
-    for (int i = 0; i < u->nseeds; i++)
-        free(u->seed_host[i]);
-    free(u->seed_host);
-    free(u->seed_port);
     memset(u, 0, sizeof *u);
 }
 
@@ -449,6 +447,13 @@ static void rlk_url_node_cat(char *out, size_t len, int first, const char *host,
                 port);
 }
 
+/* Appends the nodes' host:port, comma-separated. */
+static void rlk_url_nodes_cat(char *out, size_t len, const rlk_url_node *nodes, int n)
+{
+    for (int i = 0; i < n; i++)
+        rlk_url_node_cat(out, len, i == 0, nodes[i].host, nodes[i].port);
+}
+
 void rlk_url_address(const rlk_url *u, char *buf, size_t len)
 {
     if (len == 0)
@@ -456,12 +461,10 @@ void rlk_url_address(const rlk_url *u, char *buf, size_t len)
     buf[0] = '\0';
     if (u->is_sentinel) {       /* "MASTERNAME@host:port,...": the master's address changes */
         rlk_url_cat(buf, len, "%s@", u->master_name ? u->master_name : "");
-        for (int i = 0; i < u->nsentinels; i++)
-            rlk_url_node_cat(buf, len, i == 0, u->sentinels[i].host, u->sentinels[i].port);
+        rlk_url_nodes_cat(buf, len, u->sentinels, u->nsentinels);
     } else if (u->is_cluster) {
         rlk_url_cat(buf, len, "cluster ");
-        for (int i = 0; i < u->nseeds; i++)
-            rlk_url_node_cat(buf, len, i == 0, u->seed_host[i], u->seed_port[i]);
+        rlk_url_nodes_cat(buf, len, u->seeds, u->nseeds);
     } else if (u->is_unix) {
         rlk_url_cat(buf, len, "%s", u->path ? u->path : "");
     } else {
@@ -497,15 +500,13 @@ static char *rlk_url_format(const rlk_url *u, int mask)
     rlk_url_cat(out, len, "%s%s", mask && u->password ? ":***" : "",
                 u->user || (mask && u->password) ? "@" : "");
     if (u->is_cluster) {        /* the seeds; the db when not 0 */
-        for (int i = 0; i < u->nseeds; i++)
-            rlk_url_node_cat(out, len, i == 0, u->seed_host[i], u->seed_port[i]);
+        rlk_url_nodes_cat(out, len, u->seeds, u->nseeds);
         if (u->db != 0)
             rlk_url_cat(out, len, "/%d", u->db);
         return out;
     }
     if (u->is_sentinel) {
-        for (int i = 0; i < u->nsentinels; i++)
-            rlk_url_node_cat(out, len, i == 0, u->sentinels[i].host, u->sentinels[i].port);
+        rlk_url_nodes_cat(out, len, u->sentinels, u->nsentinels);
         rlk_url_cat(out, len, "/");
         rlk_url_pct_encode(out, len, u->master_name ? u->master_name : "");
     } else {

@@ -22,8 +22,7 @@ typedef struct rlk_url {
     int tls;            /* rediss://, rediss+cluster://, rediss+sentinel:// (or --tls) */
     int is_cluster;     /* redis+cluster://: host/port are the first of nseeds seed nodes */
     int nseeds;
-    char **seed_host;   /* nseeds each, host:port of the seed nodes */
-    int *seed_port;
+    struct rlk_url_node *seeds;         /* nseeds entries */
     /* redis+sentinel://: host/port are unset; the master is
      * found through the sentinels. user/password/db are the master's. */
     int is_sentinel;
@@ -34,10 +33,10 @@ typedef struct rlk_url {
     char *sentinel_password;
 } rlk_url;
 
-/* One sentinel of a redis+sentinel:// URL. */
+/* A seed node of a redis+cluster:// URL, or a sentinel of a redis+sentinel:// URL. */
 typedef struct rlk_url_node {
     char *host;         /* without IPv6 brackets */
-    int port;           /* 26379 when left out */
+    int port;           /* when left out: 6379 for a seed, 26379 for a sentinel */
 } rlk_url_node;
 
 /* Parses url into *u (zeroed first). On failure returns RLK_ERR_URL (or

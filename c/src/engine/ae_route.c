@@ -52,7 +52,7 @@ int ae_route_setup(rlk_async *ac, int routed)
     if (!routed)
         return ae_node_new(ac, 0, NULL, 0) ? RLK_ERR_NOMEM : RLK_OK;
     for (int i = 0; i < ac->c->url.nseeds; i++)
-        if (rlk_slotmap_node(&ac->map, ac->c->url.seed_host[i], ac->c->url.seed_port[i]) < 0)
+        if (rlk_slotmap_node(&ac->map, ac->c->url.seeds[i].host, ac->c->url.seeds[i].port) < 0)
             return RLK_ERR_NOMEM;
     return RLK_OK;
 }

@@ -34,9 +34,9 @@ static void test_url(void)
                                  sizeof err), RLK_OK);
     CHECK(u.is_cluster);
     CHECK_INT_EQ(u.nseeds, 3);
-    CHECK_STR_EQ(u.seed_host[1], "::1");
-    CHECK_INT_EQ(u.seed_port[1], 7001);
-    CHECK_INT_EQ(u.seed_port[2], 6379);
+    CHECK_STR_EQ(u.seeds[1].host, "::1");
+    CHECK_INT_EQ(u.seeds[1].port, 7001);
+    CHECK_INT_EQ(u.seeds[2].port, 6379);
     CHECK_STR_EQ(u.password, "p@ss");
     m = rlk_url_masked(&u);
     CHECK_STR_EQ(m, "redis+cluster://u:***@h1:7000,[::1]:7001,h3:6379");

@@ -108,8 +108,8 @@ static void test_url(void)
                    RLK_OK);
     CHECK(u.is_cluster);
     CHECK_INT_EQ(u.nseeds, 2);
-    CHECK_STR_EQ(u.seed_host[1], "h2");
-    CHECK_INT_EQ(u.seed_port[1], 7001);
+    CHECK_STR_EQ(u.seeds[1].host, "h2");
+    CHECK_INT_EQ(u.seeds[1].port, 7001);
     CHECK_INT_EQ(u.db, 3);
     m = rlk_url_masked(&u);
     CHECK_STR_EQ(m, "redis+cluster://u:***@h1:7000,h2:7001/3");
