@@ -20,7 +20,9 @@
  *   4. For the locks with a subscriber or a companion key: LLEN of the rlk
  *      queue and the fair queue, GET of the rlk reservation.
  *   5. For the rows shown (--limit): PTTL, the fenced token and fair keys,
- *      the head of the fair queue with its deadlines (TIME). A hash whose
+ *      the head of the fair queue with its deadlines (TIME), and a lock
+ *      hash's GET {N}:rlk_kind (rlk lock --fair's marker: a fair lock with
+ *      nobody queued). A hash whose
  *      fields are not holder counts but a faster-MultiLock group's (values
  *      and their holders' :expire_time / :lock_count) is a fastmulti row;
  *      HGETALL when the first 64 fields read were not all of it.

@@ -13,6 +13,7 @@
 #include "client/client.h"
 #include "kinds/names.h"
 #include "kinds/waitgraph.h"
+#include "kind_mark.h"
 #include "top.h"
 
 /* ---------------------------------------------------------------- the holders */
@@ -72,7 +73,7 @@ typedef struct top_batch {
 
 enum {
     TOP_W_QUEUED, TOP_W_NEXT, TOP_W_FAIRLEN, TOP_W_TTL, TOP_W_HOLDERS, TOP_W_TOKEN, TOP_W_FAIRQ,
-    TOP_W_FAIRT, TOP_W_GROUP
+    TOP_W_FAIRT, TOP_W_GROUP, TOP_W_MARK
 };
 
 static void top_batch_free(top_batch *b)
@@ -289,6 +290,14 @@ static void top_take(rlk_top_state *s, rlk_top_row *r, int what, redisReply *rep
             return;
         }
         break;
+    case TOP_W_MARK:
+        /* rlk lock --fair's kind marker (kind_mark.h), read last: a hash of counts that nothing
+         * else showed to be fenced or fair (nobody queued) is the fair lock it marks, as rlk
+         * inspect reads it. */
+        if (rep->type == REDIS_REPLY_STRING && strcmp(rep->str, RLK_KM_FAIR) == 0 &&
+            r->hash_lock && r->kind == RLK_IK_REENTRANT)
+            r->kind = RLK_IK_FAIR;
+        break;
     case TOP_W_FAIRT:
         if (rep->type == REDIS_REPLY_ARRAY && rep->elements > 0 && r->hash_lock &&
             r->kind != RLK_IK_FENCED)
@@ -381,6 +390,11 @@ static int top_add_shown(top_batch *b, rlk_top_row *r)
             return -1;
         }
     }
+    /* the kind marker, after the keys above (its reply is taken after theirs) */
+    if (r->hash_lock &&
+        top_batch_add(b, r, TOP_W_MARK, rlk_top_key(r->name, NULL, RLK_KM_SUFFIX_NAME), 2, "GET",
+                      NULL))
+        return -1;
     return 0;
 }
 

@@ -259,6 +259,57 @@ static void test_top_layouts(void)
     cli_result_free(&r);
 }
 
+/* A fair lock held with nobody queued has a reentrant lock's data: rlk lock --fair's kind marker
+ * ({NAME}:rlk_kind = fair) tells it, as rlk inspect reads it. Written raw (with a hash of the
+ * same layout marked otherwise, still reentrant), then held by rlk lock --fair with rlk top run
+ * inside it. Before top read the marker, both showed as reentrant. */
+static void test_top_idle_fair(void)
+{
+    json_value *j;
+    const json_value *row;
+    char *text;
+    cli_result r;
+
+    fx_do("HSET tf:fi u8:1 1");
+    fx_do("PEXPIRE tf:fi 60000");
+    fx_do("SET {tf:fi}:rlk_kind fair");
+    fx_do("HSET tf:re u9:1 1");
+    fx_do("PEXPIRE tf:re 60000");
+    fx_do("SET {tf:re}:rlk_kind something-else");
+    j = top_json("--pattern", "tf:*");
+    REQUIRE(j);
+    row = top_row(j, "tf:fi");
+    CHECKF(row && strcmp(str_of(row, "kind"), "fair") == 0, "tf:fi (marked fair): kind %s",
+           row ? str_of(row, "kind") : "(no row)");
+    row = top_row(j, "tf:re");
+    CHECKF(row && strcmp(str_of(row, "kind"), "reentrant") == 0, "tf:re (marked otherwise): "
+           "kind %s", row ? str_of(row, "kind") : "(no row)");
+    CHECKF(total(j, "rows") == 2, "rows %g (a marker shown as a row?)", total(j, "rows"));
+    json_free(j);
+    fx_do("DEL tf:fi {tf:fi}:rlk_kind tf:re {tf:re}:rlk_kind");
+
+    r = RUN("lock", "--fair", "tf:held", "--", "sh", "-c",
+            "\"$RLK_BIN\" top --once --json --limit 1000 --pattern 'tf:*' > \"$T/tf.json\"; "
+            "\"$RLK_BIN\" top --once --pattern 'tf:*' > \"$T/tf.txt\"");
+    expect_status(&r, 0, "rlk lock --fair with rlk top inside");
+    cli_result_free(&r);
+    text = cli_slurp(cli_path("tf.json"));
+    j = json_parse(text, NULL);
+    row = j ? top_row(j, "tf:held") : NULL;
+    CHECKF(row && strcmp(str_of(row, "kind"), "fair") == 0, "rlk top of the fair lock held by "
+           "rlk lock --fair, nobody queued: %s", text);
+    json_free(j);
+    free(text);
+    text = cli_slurp(cli_path("tf.txt"));
+    {
+        const char *line = line_of(text, "tf:held "), *eol = line ? strchr(line, '\n') : NULL;
+
+        CHECKF(line && strstr(line, " fair ") && (!eol || strstr(line, " fair ") < eol),
+               "the text view's row: %s", text);
+    }
+    free(text);
+}
+
 /* ---------------------------------------------------------------- faster MultiLock groups */
 
 /* v's "held": 1 true, 0 false, -1 absent or not a boolean. */
@@ -720,6 +771,7 @@ int main(int argc, char **argv)
         RUN_TEST(test_top_tmux_fit);
     } else {
         RUN_TEST(test_top_layouts);
+        RUN_TEST(test_top_idle_fair);
         RUN_TEST(test_top_fastmulti);
         RUN_TEST(test_top_contention);
         RUN_TEST(test_stats);
