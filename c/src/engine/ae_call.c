@@ -554,7 +554,9 @@ void ae_cmd_reply(rlk_async *ac, ae_node *n, redisReply *r)
             int rc = rlk_set_reply_error(ac->c, r, call->script ? call->script->name : "command",
                                          RLK_ERR_SCRIPT);
 
-            ae_call_end(ac, call, rc, NULL, r->str, 0);
+            /* A refused password (NOAUTH, WRONGPASS): the client's message, which says where
+             * the password comes from (client/error.c), as the blocking calls report it. */
+            ae_call_end(ac, call, rc, NULL, rc == RLK_ERR_AUTH ? rlk_errstr(ac->c) : r->str, 0);
         } else
             ae_call_end(ac, call, RLK_OK, r, NULL, 0);
         return;

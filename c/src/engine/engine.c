@@ -336,29 +336,29 @@ static const char *ae_node_addr(rlk_async *ac, const ae_node *n)
     return n->host ? n->addr : ac->c->addr;
 }
 
-/* A cluster node's command connection dropped because its set-up was refused: ae_cmd_reply
- * drops it with the client's error, as rlk_conn_check_setup_reply recorded it (RLK_ERR_AUTH:
- * AUTH or SELECT refused, with the reason: a cluster without numbered databases), not for a
- * time-out or a closed connection. */
+/* A command connection dropped because its set-up was refused on the loop: ae_cmd_reply drops
+ * it with the client's error, as rlk_conn_check_setup_reply recorded it (RLK_ERR_AUTH: AUTH or
+ * SELECT refused, with the reason and where the password comes from), not for a time-out or a
+ * closed connection. */
 static int ae_setup_refused(rlk_async *ac, const ae_conn *k, const char *why)
 {
-    return !k->is_sub && k->state == AE_SETUP && ae_routed(ac) && why &&
-           why == rlk_errstr(ac->c) && rlk_err(ac->c) == RLK_ERR_AUTH;
+    return !k->is_sub && k->state == AE_SETUP && why && why == rlk_errstr(ac->c) &&
+           rlk_err(ac->c) == RLK_ERR_AUTH;
 }
 
 void ae_conn_drop(rlk_async *ac, ae_conn *k, const char *why)
 {
     char msg[AE_ERRSTR_MAX], refusal[AE_ERRSTR_MAX];
     int refused = ae_setup_refused(ac, k, why);
-    /* The one server's command connection could not be made (refused, unreachable; on a
-     * dial thread, its set-up refused too): its waiting calls end now with the cause, as the
-     * blocking client's would; a request attempts again only within its own wait
+    /* The one server's command connection could not be made (refused, unreachable; its set-up
+     * refused, on a dial thread or on the loop): its waiting calls end now with the cause, as
+     * the blocking client's would; a request attempts again only within its own wait
      * (rlk_ae_unreachable). Not a set-up that timed out on the loop (the server answered the
      * connect: a pause or a stall, ridden out as a drop) nor where the topology finds the
      * address (the sentinels may name another master soon) or routes calls (a cluster's
-     * calls wait for the map). */
-    int unmade = !k->is_sub && k->state != AE_UP && k->state != AE_SETUP && !ae_routed(ac) &&
-                 !rlk_topo_resolves(ac->c) && !ac->closing;
+     * calls wait for the map; a refused set-up ends them: ae_route_setup_refused). */
+    int unmade = !k->is_sub && ((k->state != AE_UP && k->state != AE_SETUP) || refused) &&
+                 !ae_routed(ac) && !rlk_topo_resolves(ac->c) && !ac->closing;
 
     k->peer_turn = 0;           /* the next connection is checked afresh */
     if (refused)
@@ -390,7 +390,7 @@ void ae_conn_drop(rlk_async *ac, ae_conn *k, const char *why)
             ac->gsub = (ac->gsub + 1) % ac->nnodes;   /* cluster, global pub/sub: another node */
         ae_chans_down(ac, k);
         ae_route_refresh(ac);   /* (a cluster's) */
-    } else if (refused) {
+    } else if (refused && ae_routed(ac)) {
         ae_route_setup_refused(ac, k->node, RLK_ERR_AUTH, refusal);
     } else {
         ae_route_calls_fail(ac, k->node, RLK_ERR_IO, msg, unmade);

@@ -29,6 +29,8 @@
 #include "cli_check.h"
 
 #include <rlk.h>
+#include <rlk_async.h>
+#include <rlk_async_poll.h>
 
 #include <signal.h>
 #include <unistd.h>
@@ -266,6 +268,66 @@ static void noauth_lib_case(const char *url, const char *password, const char *r
     rlk_free(c);
 }
 
+/* The same through the non-blocking API (its poll adapter): nothing is connected until the loop
+ * runs, and an async lock request (wait_ms 0) on that client ends at once with the refusal and
+ * the same hint; a refused AUTH is also rlk_async_conn_errstr's. Before, the async request's
+ * message was the bare reply ("NOAUTH Authentication required.") and, with a wrong password, a
+ * wait_ms 0 request had no answer within 10 s (the refused set-up was ridden out as a dropped
+ * connection). */
+typedef struct noauth_res {
+    int calls, err;
+    char errstr[512];
+} noauth_res;
+
+static void noauth_async_cb(rlk_async *ac, const rlk_async_result *r, void *privdata)
+{
+    noauth_res *x = privdata;
+
+    (void)ac;
+    x->calls++;
+    x->err = r->err;
+    snprintf(x->errstr, sizeof x->errstr, "%s", r->errstr ? r->errstr : "");
+}
+
+static void noauth_async_case(const char *url, const char *password, const char *reply,
+                              const char *hint)
+{
+    long long t0 = rlk_fx_now_ms();
+    rlk_async_poll p;
+    rlk_async *ac;
+    rlk_options o;
+    noauth_res x = {0};
+    const char *why;
+
+    rlk_options_init(&o);
+    o.url = url;
+    o.password = password;
+    REQUIRE((ac = rlk_async_new(&o)) != NULL);
+    REQUIRE(rlk_async_poll_attach(ac, &p) == RLK_OK);
+    REQUIRE(rlk_async_lock(ac, RLK_KIND_LOCK, "na-async", 1, 0, 30000, noauth_async_cb, &x));
+    while (!x.calls && rlk_fx_now_ms() - t0 < 10000)
+        rlk_async_poll_turn(&p, 50 * 1000000LL);
+    CHECKF(x.calls == 1, "async lock on %s: %d callbacks in 10 s", url, x.calls);
+    CHECKF(x.err != RLK_OK, "async lock on %s succeeded", url);
+    CHECK_STR_CONTAINS(x.errstr, reply);
+    CHECK_STR_CONTAINS(x.errstr, hint);
+    CHECK_STR_CONTAINS(x.errstr, "rlk_options.password");
+    /* A refused AUTH is a connection that could not be made (RLK_ERR_IO, the request's own
+     * wait rides it out); NOAUTH refuses a call on a connection that is up (RLK_ERR_AUTH). */
+    why = rlk_async_conn_errstr(ac);
+    if (password || strstr(url, "@")) {
+        CHECKF(x.err == RLK_ERR_IO, "async lock on %s: error %d, expected RLK_ERR_IO", url, x.err);
+        CHECKF(why && strstr(why, reply) && strstr(why, "rlk_options.password"),
+               "rlk_async_conn_errstr: %s", why ? why : "(NULL)");
+    } else {
+        CHECKF(x.err == RLK_ERR_AUTH, "async lock on %s: error %d, expected RLK_ERR_AUTH", url,
+               x.err);
+    }
+    printf("  async: %d %s\n", x.err, x.errstr);
+    rlk_async_free(ac);
+    rlk_async_poll_free(&p);
+}
+
 static void test_noauth_hint_library(void)
 {
     char bare[128], wrong[128];
@@ -275,6 +337,9 @@ static void test_noauth_hint_library(void)
     noauth_lib_case(bare, NULL, "NOAUTH", "redis://:PASSWORD@");
     noauth_lib_case(wrong, NULL, "WRONGPASS", "the URL's");
     noauth_lib_case(bare, "wrong-pw", "WRONGPASS", "the URL's");
+    noauth_async_case(bare, NULL, "NOAUTH", "redis://:PASSWORD@");
+    noauth_async_case(wrong, NULL, "WRONGPASS", "the URL's");
+    noauth_async_case(bare, "wrong-pw", "WRONGPASS", "the URL's");
     {
         cli_result r = RUN("--url", wrong, "lock", "na-w", "--", "true");
 
