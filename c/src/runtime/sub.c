@@ -6,7 +6,11 @@
  *
  * Waiters never touch the loop's state: they change the channel table under s->mu (join: refs + 1,
  * leave: refs - 1) and post the sync, which brings the engine's listeners in line with the table
- * (one per channel with waiters or lingering, RLK_SUB_LINGER_MS after its last waiter left). The
+ * (one per channel with waiters or lingering: rlk_sub_linger_ms after its last waiter left, at
+ * most rlk_sub_linger_max channels at once; a hold's quiet linger ends at the first message not
+ * its own release's echo). Joining a confirmed channel, and leaving one to linger while the
+ * loop's linger timer is armed, posts nothing: a hold taken and released again and again costs
+ * the loop no turn but its release's message. The
  * engine subscribes where a channel goes (the mode, a cluster's slots and moves, reconnects and
  * the keepalive are its own) and calls the listener: the channel is confirmed (again after a
  * reconnect or a move of its slot: its generation is bumped, its waiters retry), down (its
@@ -40,7 +44,10 @@ struct rlk_sub_chan {
     unsigned long long permits; /* messages "0" not yet taken */
     unsigned long long gen;     /* bumped by a wake-all */
     int covered;                /* a grant came: the "0" that follows it adds no permit */
-    long long linger_until;     /* refs == 0: stay subscribed until then */
+    long long linger_until;     /* lingering: stay subscribed until then */
+    int lingering;              /* refs == 0 and subscribed on for a while (s->nlinger counts it) */
+    int quiet;                  /* lingering only until a message other than an echo comes */
+    int echoes;                 /* joined holds' own releases' "0"s still to come */
     long long msg_ns;           /* when the last message was read (the handoff timeline) */
     rlk_sub_ticket *tickets;    /* ticket waiters on this channel */
     const rlk_sub_rule *rule;   /* what its messages mean (never NULL) */
@@ -59,6 +66,9 @@ struct rlk_sub {
     rlk_bg *bg;
     rlk_bg_op sync, follow;
     rlk_ae_timer *linger;       /* the loop's: the sync when the first lingering channel ends */
+    int armed;                  /* a sync comes by the first lingering channel's end (the timer,
+                                   or a sync posted): a channel starting to linger posts none */
+    int nlinger;                /* channels lingering (at most rlk_sub_linger_max) */
     pthread_mutex_t hook_mu;    /* held while the hook runs; guards hook, hook_arg */
     rlk_sub_hook_fn hook;
     void *hook_arg;
@@ -95,6 +105,15 @@ static rlk_sub_chan *rlk_sub_chan_new(rlk_sub *s, const char *name)
     return ch;
 }
 
+/* ch lingers no more (s->mu held). */
+static void rlk_sub_unlinger(rlk_sub *s, rlk_sub_chan *ch)
+{
+    if (ch->lingering)
+        s->nlinger--;
+    ch->lingering = ch->quiet = 0;
+    ch->linger_until = 0;
+}
+
 /* Frees the channels nobody waits on and the engine no longer has (all: every one). */
 static void rlk_sub_prune(rlk_sub *s, int all)
 {
@@ -104,6 +123,7 @@ static void rlk_sub_prune(rlk_sub *s, int all)
         rlk_sub_chan *ch = *pp;
 
         if (all || (ch->refs == 0 && !ch->ls)) {
+            rlk_sub_unlinger(s, ch);
             *pp = ch->next;
             pthread_cond_destroy(&ch->cv);
             free(ch->name);
@@ -146,14 +166,16 @@ static void rlk_sub_message(rlk_sub_chan *ch, const char *payload, size_t len)
     }
 }
 
-/* The channel's listener (rlk_ae_msg_fn): confirmed (msg NULL), down, or a message. */
+/* The channel's listener (rlk_ae_msg_fn): confirmed (msg NULL), down, or a message. The hook
+ * hears a message unless nobody is joined (a lingering channel: no hold of this client is there
+ * to be told) or it is the echo of a joined hold's own release (rlk_sub_expect_echo). */
 static void rlk_sub_heard(rlk_async *ac, const char *channel, const char *msg, size_t len,
                           void *arg)
 {
     rlk_sub_chan *ch = arg;
     rlk_sub *s = ch->s;
+    int hook = 0;
 
-    (void)ac;
     (void)channel;
     pthread_mutex_lock(&s->mu);
     if (!msg) {
@@ -161,18 +183,32 @@ static void rlk_sub_heard(rlk_async *ac, const char *channel, const char *msg, s
             ch->gen++;      /* again: a reconnect or a move, messages may have been missed */
         ch->heard = ch->confirmed = 1;
         ch->down = 0;
+        ch->echoes = 0;     /* (an echo may have been missed: the next message is not one) */
     } else if (msg == rlk_ae_down) {
         if (ch->confirmed)
             ch->gen++;      /* its waiters go back to wait for it, or poll */
         ch->confirmed = ch->covered = 0;
         ch->permits = 0;
         ch->down = 1;
+        ch->echoes = 0;
     } else if (ch->confirmed) {
         rlk_sub_message(ch, msg, len);
+        int echo = ch->echoes > 0;
+
+        ch->echoes -= echo;
+        hook = ch->refs > 0 && !echo;
+        if (ch->refs == 0 && ch->quiet && !echo) {
+            /* Someone else took and released the lock: lingering would have this client hear
+             * each of their releases. Unsubscribed by the next sync. */
+            rlk_sub_unlinger(s, ch);
+            s->armed = 0;
+            (void)rlk_bg_post(s->bg, &s->sync);
+        }
     }
     pthread_cond_broadcast(&ch->cv);
     pthread_mutex_unlock(&s->mu);
-    if (!msg || msg == rlk_ae_down)
+    (void)ac;
+    if (!hook)
         return;
     pthread_mutex_lock(&s->hook_mu);
     if (s->hook)
@@ -200,11 +236,16 @@ static void rlk_sub_sync(rlk_async *ac, void *arg)
     long long now = rlk_clock_now_ns(), next = -1;
 
     pthread_mutex_lock(&s->mu);
+    s->armed = 0;   /* until the timer below: a channel that starts to linger posts a sync */
     for (rlk_sub_chan *ch = s->chans; ch; ch = ch->next) {
-        ch->keep = ch->refs > 0 || ch->linger_until > now;
-        if (!ch->keep && ch->ls)    /* unsubscribed below: joined again only once resubscribed */
+        if (ch->lingering && ch->linger_until <= now)
+            rlk_sub_unlinger(s, ch);
+        ch->keep = ch->refs > 0 || ch->lingering;
+        if (!ch->keep && ch->ls) {  /* unsubscribed below: joined again only once resubscribed */
             ch->confirmed = ch->heard = ch->down = ch->covered = 0;
-        if (ch->refs == 0 && ch->linger_until > now)
+            ch->echoes = 0;
+        }
+        if (ch->lingering)
             next = rlk_clock_until_min(next, ch->linger_until);
     }
     head = s->chans;
@@ -226,6 +267,9 @@ static void rlk_sub_sync(rlk_async *ac, void *arg)
     rlk_ae_timer_del(s->linger);
     s->linger = next < 0 ? NULL
                          : rlk_ae_timer_add(ac, (next - now) / RLK_NS_PER_MS + 1, rlk_sub_linger_fire, s);
+    pthread_mutex_lock(&s->mu);
+    s->armed = s->linger != NULL;
+    pthread_mutex_unlock(&s->mu);
 }
 
 static void rlk_sub_follow(rlk_async *ac, void *arg)
@@ -287,7 +331,8 @@ int rlk_sub_join(rlk_sub *s, const char *channel, const rlk_sub_rule *rule, rlk_
     if (rc == RLK_OK && !ch && !(ch = rlk_sub_chan_new(s, channel)))
         rc = rlk_set_error(s->c, RLK_ERR_NOMEM, "subscribe %s: out of memory", channel);
     if (rc == RLK_OK) {
-        ch->refs++;
+        if (ch->refs++ == 0)
+            rlk_sub_unlinger(s, ch);
         ch->rule = rule ? rule : ch->rule;
         *out = ch;
     }
@@ -295,14 +340,29 @@ int rlk_sub_join(rlk_sub *s, const char *channel, const rlk_sub_rule *rule, rlk_
     return rc;
 }
 
-/* One waiter fewer; the last one leaves the channel subscribed until linger_ns (0: unsubscribed
- * by the next sync). */
-static void rlk_sub_unref(rlk_sub *s, rlk_sub_chan *ch, long long linger_ns)
+long long rlk_sub_linger_ms = RLK_SUB_LINGER_MS;
+int rlk_sub_linger_max = RLK_SUB_LINGER_MAX;
+
+/* One waiter fewer; the last one leaves the channel lingering, subscribed for rlk_sub_linger_ms
+ * (linger 0, or rlk_sub_linger_max lingering already: unsubscribed by the next sync); quiet: only
+ * until a message other than an echo comes. A sync is posted unless one comes by the end of the
+ * linger anyway (s->armed): leaving a lingering channel again wakes nothing. */
+static void rlk_sub_unref(rlk_sub *s, rlk_sub_chan *ch, int linger, int quiet)
 {
     pthread_mutex_lock(&s->mu);
     if (--ch->refs == 0) {
-        ch->linger_until = linger_ns;
-        (void)rlk_bg_post(s->bg, &s->sync);     /* (started by the join) */
+        int post = 1;
+
+        rlk_sub_unlinger(s, ch);
+        if (linger && rlk_sub_linger_ms > 0 && s->nlinger < rlk_sub_linger_max) {
+            ch->lingering = 1;
+            s->nlinger++;
+            ch->linger_until = rlk_clock_now_ns() + rlk_sub_linger_ms * RLK_NS_PER_MS;
+            ch->quiet = quiet;
+            post = !s->armed;
+        }
+        if (post)
+            (void)rlk_bg_post(s->bg, &s->sync);     /* (started by the join) */
     }
     pthread_mutex_unlock(&s->mu);
 }
@@ -311,12 +371,37 @@ static void rlk_sub_unref(rlk_sub *s, rlk_sub_chan *ch, long long linger_ns)
  * SUBSCRIBE round trip and no second attempt. */
 void rlk_sub_leave(rlk_sub *s, rlk_sub_chan *ch)
 {
-    rlk_sub_unref(s, ch, rlk_clock_now_ns() + RLK_SUB_LINGER_MS * 1000000LL);
+    rlk_sub_unref(s, ch, 1, 0);
 }
 
 void rlk_sub_leave_now(rlk_sub *s, rlk_sub_chan *ch)
 {
-    rlk_sub_unref(s, ch, 0);
+    rlk_sub_unref(s, ch, 0, 0);
+}
+
+int rlk_sub_expect_echo(rlk_sub *s, rlk_sub_chan *ch)
+{
+    int counted;
+
+    pthread_mutex_lock(&s->mu);
+    /* (Not confirmed: its "0" may come before the confirmation, and be dropped.) */
+    if ((counted = ch->confirmed))
+        ch->echoes++;
+    pthread_mutex_unlock(&s->mu);
+    return counted;
+}
+
+void rlk_sub_echo_void(rlk_sub *s, rlk_sub_chan *ch)
+{
+    pthread_mutex_lock(&s->mu);
+    if (ch->echoes > 0)
+        ch->echoes--;
+    pthread_mutex_unlock(&s->mu);
+}
+
+void rlk_sub_leave_quiet(rlk_sub *s, rlk_sub_chan *ch)
+{
+    rlk_sub_unref(s, ch, 1, 1);
 }
 
 int rlk_sub_try_join(rlk_sub *s, const char *channel, const rlk_sub_rule *rule,
@@ -329,7 +414,8 @@ int rlk_sub_try_join(rlk_sub *s, const char *channel, const rlk_sub_rule *rule,
     pthread_mutex_lock(&s->mu);
     ch = rlk_sub_find(s, channel, strlen(channel));
     if (ch && ch->confirmed) {
-        ch->refs++;
+        if (ch->refs++ == 0)
+            rlk_sub_unlinger(s, ch);
         ch->rule = rule ? rule : ch->rule;
         ch->permits = 0;
         ch->covered = 0;

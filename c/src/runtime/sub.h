@@ -61,7 +61,8 @@ int rlk_sub_join(rlk_sub *s, const char *channel, const rlk_sub_rule *rule, rlk_
 void rlk_sub_leave(rlk_sub *s, rlk_sub_chan *ch);
 /* The same without lingering: the last one out unsubscribes at once (a
  * channel that would wake this client for nothing while subscribed: the
- * reentrant lock's own channel, whose "0" follows every handoff). */
+ * reentrant lock's own channel, whose "0" follows every handoff; a hold of it
+ * leaves by rlk_sub_leave_quiet). */
 void rlk_sub_leave_now(rlk_sub *s, rlk_sub_chan *ch);
 /* Waits until ch is subscribed (READY), the subscriber is down (DOWN) or
  * until passes (TIMEOUT). On READY and DOWN, *mark is set and the permits
@@ -84,6 +85,24 @@ int rlk_sub_try_join(rlk_sub *s, const char *channel, const rlk_sub_rule *rule,
                      rlk_sub_chan **out, unsigned long long *mark);
 
 #define RLK_SUB_LINGER_MS 1000      /* a channel stays subscribed this long after its last waiter */
+#define RLK_SUB_LINGER_MAX 256      /* channels lingering at once, at most: beyond, one unsubscribes
+                                       when its last waiter leaves */
+/* The two bounds in force (RLK_SUB_LINGER_MS, RLK_SUB_LINGER_MAX); tests change them before the
+ * client's first wait. A linger of 0: no channel lingers. */
+extern long long rlk_sub_linger_ms;
+extern int rlk_sub_linger_max;
+/* A hold joined to ch (its lock's channel, rlk_sub_join) is about to send its release: one
+ * message on ch from now on is presumably its own "0", its echo, which still adds a permit but
+ * is not given to the hook (the same client's next hold of the lock, joined before the echo
+ * came, is not renewed for it) and does not end a quiet linger. 1 when counted (ch confirmed),
+ * else 0. rlk_sub_echo_void: a counted echo does not come (the release did not publish). */
+int rlk_sub_expect_echo(rlk_sub *s, rlk_sub_chan *ch);
+void rlk_sub_echo_void(rlk_sub *s, rlk_sub_chan *ch);
+/* The hold leaves ch after its release. The channel lingers quietly: subscribed for
+ * rlk_sub_linger_ms, but only until a message other than an echo comes (another client took
+ * and released the lock: lingering would have this client hear every release of theirs), so the
+ * same client's next hold of it needs no SUBSCRIBE and finds it confirmed at once. */
+void rlk_sub_leave_quiet(rlk_sub *s, rlk_sub_chan *ch);
 /* Wakes every waiter of the subscriber (rlk_interrupt_waits): they see
  * the interrupted flag given to rlk_sub_new and return. */
 void rlk_sub_interrupt(rlk_sub *s);

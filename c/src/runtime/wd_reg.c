@@ -46,10 +46,20 @@ void rlk_wd_unlink(rlk_wd *wd, rlk_hold *e)
     }
 }
 
+/* leave_now: the kind says its channel must not linger for others' messages (the reentrant
+ * lock's, where every handoff publishes): after the hold's own release it lingers quietly (the
+ * same client takes it again without a SUBSCRIBE); lost or forgotten (someone else has the lock,
+ * or removed it) it goes at once. */
 void rlk_hold_leave(rlk_wd *wd, rlk_hold *e)
 {
-    if (e->sub_ch)      /* leave_now: the kind says its channel must not linger */
-        (e->leave_now ? rlk_sub_leave_now : rlk_sub_leave)(wd->sub, e->sub_ch);
+    if (e->sub_ch && e->echo && e->released != 1)
+        rlk_sub_echo_void(wd->sub, e->sub_ch);      /* its release published nothing */
+    if (e->sub_ch && !e->leave_now)
+        rlk_sub_leave(wd->sub, e->sub_ch);
+    else if (e->sub_ch && e->released)
+        rlk_sub_leave_quiet(wd->sub, e->sub_ch);
+    else if (e->sub_ch)
+        rlk_sub_leave_now(wd->sub, e->sub_ch);
     e->sub_ch = NULL;
 }
 
@@ -322,8 +332,12 @@ long long rlk_wd_release_begin_as(rlk_wd *wd, int kind, const char *name, const 
     if (r) {
         lease = r->wd ? wd->lease_ms : r->lease_ms;
         if (r->count <= 1) {
+            rlk_hold *e = r->wd;
+
             rlk_holds_take(wd->table, r);
-            rlk_wd_unlink(wd, r->wd);   /* from here on nothing renews it */
+            rlk_wd_unlink(wd, e);       /* from here on nothing renews it */
+            if (e && e->sub_ch)         /* its release's "0" is not news to its next hold */
+                e->echo = rlk_sub_expect_echo(wd->sub, e->sub_ch);
             t->removed = r;
         } else {
             r->count--;
@@ -350,6 +364,8 @@ void rlk_wd_release_end(rlk_wd *wd, rlk_wd_ticket *t, int outcome)
      * release reset the lease, which runs out unless its real holder renews. */
     if (t->removed && (outcome == RLK_REL_RELEASED || outcome == RLK_REL_STILL_HELD))
         rlk_metrics_hold(wd->counters, t->removed->name, t->removed->acquired_ns);
+    if (t->removed && t->removed->wd)
+        ((rlk_hold *)t->removed->wd)->released = outcome == RLK_REL_RELEASED ? 1 : 2;
     rlk_wd_drop(wd, t->removed);
     t->removed = NULL;
     pthread_mutex_unlock(&wd->mu);

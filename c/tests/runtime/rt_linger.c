@@ -1,0 +1,265 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * rt_linger.c - a watchdog hold's channel lingers after its release (runtime/sub.h,
+ * rlk_sub_leave_quiet), through the C API against a real redis-server:
+ *   - the same client taking the reentrant lock again and again (watchdog lease) sends one
+ *     SUBSCRIBE and no UNSUBSCRIBE, not one of each per hold;
+ *   - a hold taken again while its channel lingers is told of a force unlock within a round
+ *     trip, with no wait for a subscription: it is confirmed already;
+ *   - the echo of a hold's own release (its "0", heard while the next hold is already joined)
+ *     makes no renewal;
+ *   - another client's release on a lingering channel ends the linger at once (a contended lock
+ *     would otherwise have this client hear every handoff), and the next hold subscribes again;
+ *   - lingering is bounded in time (rlk_sub_linger_ms) and in channels (rlk_sub_linger_max).
+ * The bounds are set small (or long) here through the test knobs, when the build has them.
+ */
+#include "check.h"
+#include "tk_util.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "runtime/rt.h"
+#include "runtime/sub.h"
+
+#define FORCE_BOUND_MS 500      /* a round trip, with room for scheduling noise */
+#define LINGER_MAX 256          /* channels lingering at once: the default */
+
+static rlk_fx_server srv;
+static char url[128];
+static tk_stall stall;
+
+static const char *stall_note(void)
+{
+    return tk_stall_max_gap_ms(&stall) > TK_STALL_MS ? " - a scheduling stall, not a lock bug"
+                                                     : "";
+}
+
+/* The bounds for the next client's subscriber (a test's clients are made after this). */
+static void linger_bounds(long long ms, int max)
+{
+#ifdef RLK_SUB_LINGER_MAX
+    rlk_sub_linger_ms = ms;
+    rlk_sub_linger_max = max;
+#else
+    (void)ms;
+    (void)max;
+#endif
+}
+
+static rlk_runtime_stats stats(rlk_client *c)
+{
+    rlk_runtime_stats s;
+
+    memset(&s, 0, sizeof s);
+    (void)rlk_runtime_stats_get(c, &s);
+    return s;
+}
+
+/* Takes and releases name with the watchdog lease n times on c; 0 or the first failure. */
+static int pairs(rlk_client *c, const char *name, int n)
+{
+    rlk_lock *l = rlk_lock_new(c, name);
+    int rc = l ? RLK_OK : -1;
+
+    for (int i = 0; i < n && rc == RLK_OK; i++)
+        if ((rc = rlk_lock_lock(l, 0)) == RLK_OK)
+            rc = rlk_lock_unlock(l);
+    rlk_lock_free(l);
+    return rc;
+}
+
+/* ------------------------------------------------------------ the same lock again */
+
+static void test_retake_subscribes_once(void)
+{
+    const char *chan = "redisson_lock__channel:{lg:again}";
+    rlk_client *c;
+    rlk_runtime_stats a, b;
+
+    linger_bounds(60000, LINGER_MAX);
+    REQUIRE((c = tk_connect(url, 0, 1)) != NULL);
+    CHECK_INT_EQ(pairs(c, "lg:again", 1), RLK_OK);
+    CHECKF(tk_wait_numsub(&srv, chan, 1, 3000) == 0, "the channel is not subscribed after the "
+           "hold's release (it lingers)");
+    a = stats(c);
+    CHECK_INT_EQ(pairs(c, "lg:again", 100), RLK_OK);
+    b = stats(c);
+    printf("  100 holds: %llu SUBSCRIBE, %llu UNSUBSCRIBE\n", b.subscribes - a.subscribes,
+           b.unsubscribes - a.unsubscribes);
+    CHECKF(b.subscribes - a.subscribes == 0 && b.unsubscribes - a.unsubscribes == 0,
+           "100 holds of one lock sent %llu SUBSCRIBE and %llu UNSUBSCRIBE (want 0: the channel "
+           "lingers subscribed from the first)", b.subscribes - a.subscribes,
+           b.unsubscribes - a.unsubscribes);
+    CHECK_INT_EQ(tk_numsub(&srv, chan), 1);
+    rlk_free(c);
+}
+
+/* A force unlock of a hold taken while its channel lingers: heard at once, no wait for a
+ * SUBSCRIBE first (there is none to wait for). */
+
+typedef struct lost_rec {
+    pthread_mutex_t mu;
+    tk_latch fired;
+    int reason;
+    long long at_ns;
+} lost_rec;
+
+static void on_lost(const char *name, const char *owner, int reason, void *ud)
+{
+    lost_rec *g = ud;
+
+    (void)name;
+    (void)owner;
+    pthread_mutex_lock(&g->mu);
+    g->reason = reason;
+    g->at_ns = rlk_fx_now_ns();
+    pthread_mutex_unlock(&g->mu);
+    tk_latch_add(&g->fired, 1);
+}
+
+static void test_retake_force_heard(void)
+{
+    const char *chan = "redisson_lock__channel:{lg:force}";
+    rlk_client *c1, *c2;
+    rlk_lock *l, *f;
+    lost_rec g;
+    long long t_force, ms;
+    int released = 0;
+
+    linger_bounds(60000, LINGER_MAX);
+    memset(&g, 0, sizeof g);
+    pthread_mutex_init(&g.mu, NULL);
+    tk_latch_init(&g.fired);
+    REQUIRE((c1 = tk_connect(url, 0, 1)) != NULL && (c2 = tk_connect(url, 0, 1)) != NULL);
+    rlk_set_lost_callback(c1, on_lost, &g);
+    REQUIRE((l = rlk_lock_new(c1, "lg:force")) && (f = rlk_lock_new(c2, "lg:force")));
+    CHECK_INT_EQ(rlk_lock_lock(l, 0), RLK_OK);
+    CHECK(tk_wait_numsub(&srv, chan, 1, 3000) == 0);
+    CHECK_INT_EQ(rlk_lock_unlock(l), RLK_OK);
+    /* Taken again while the channel lingers, and forced at once. */
+    CHECK_INT_EQ(rlk_lock_lock(l, 0), RLK_OK);
+    tk_stall_reset(&stall);
+    t_force = rlk_fx_now_ns();
+    CHECK(rlk_lock_force_unlock(f, &released) == RLK_OK && released);
+    CHECKF(tk_latch_wait(&g.fired, 1, 5000) == 1, "the lost callback did not fire within 5 s of "
+           "the force unlock (renewal period 10 s): the hold was not listening");
+    ms = g.at_ns > 0 ? (g.at_ns - t_force) / 1000000 : -1;
+    printf("  lost callback %lld ms after the force unlock\n", ms);
+    CHECKF(ms >= 0 && ms < FORCE_BOUND_MS, "lost callback %lld ms after the force unlock (bound "
+           "%d ms; longest scheduling gap %lld ms%s)", ms, FORCE_BOUND_MS,
+           tk_stall_max_gap_ms(&stall), stall_note());
+    CHECK_INT_EQ(g.reason, RLK_LOST_GONE);
+    rlk_lock_free(l);
+    rlk_lock_free(f);
+    rlk_free(c1);
+    rlk_free(c2);
+    tk_latch_destroy(&g.fired);
+    pthread_mutex_destroy(&g.mu);
+}
+
+/* Each release's "0" comes back to the same client's subscriber, often after its next hold of
+ * the lock joined the channel: it must not make the watchdog renew that hold. */
+static void test_echo_no_renewal(void)
+{
+    rlk_client *c;
+    rlk_runtime_stats a, b;
+
+    linger_bounds(60000, LINGER_MAX);
+    REQUIRE((c = tk_connect(url, 0, 1)) != NULL);
+    CHECK_INT_EQ(pairs(c, "lg:echo", 1), RLK_OK);
+    CHECK(tk_wait_numsub(&srv, "redisson_lock__channel:{lg:echo}", 1, 3000) == 0);
+    a = stats(c);
+    CHECK_INT_EQ(pairs(c, "lg:echo", 300), RLK_OK);
+    b = stats(c);
+    printf("  300 holds: %llu renewals\n", b.renew_calls - a.renew_calls);
+    CHECKF(b.renew_calls - a.renew_calls <= 1, "300 holds of 30 s leases made %llu renewals: "
+           "the releases' own messages made the next holds due", b.renew_calls - a.renew_calls);
+    rlk_free(c);
+}
+
+/* ------------------------------------------------------------ others on the lock */
+
+static void test_foreign_message_ends_linger(void)
+{
+    const char *chan = "redisson_lock__channel:{lg:foreign}";
+    rlk_client *c;
+    rlk_runtime_stats a, b;
+
+    linger_bounds(60000, LINGER_MAX);
+    REQUIRE((c = tk_connect(url, 0, 1)) != NULL);
+    CHECK_INT_EQ(pairs(c, "lg:foreign", 2), RLK_OK);
+    CHECK(tk_wait_numsub(&srv, chan, 1, 3000) == 0);
+    /* Another holder's release (Redisson's, or an rlk client's): "0" on the lock's channel. */
+    /* (SPUBLISH where the client subscribes sharded: Redis 7 with pubsub AUTO.) */
+    CHECK(tk_int(&srv, "PUBLISH %s 0", chan) >= 1 || tk_int(&srv, "SPUBLISH %s 0", chan) >= 1);
+    CHECKF(tk_wait_numsub_at_most(&srv, chan, 0, 3000) == 0, "the channel still lingers "
+           "subscribed 3 s after another client's release (linger 60 s)");
+    a = stats(c);
+    CHECK_INT_EQ(pairs(c, "lg:foreign", 1), RLK_OK);
+    b = stats(c);
+    CHECK_INT_EQ((long long)(b.subscribes - a.subscribes), 1);     /* subscribed again */
+    CHECK_INT_EQ((long long)(b.renew_calls - a.renew_calls), 0);
+    rlk_free(c);
+}
+
+/* ------------------------------------------------------------ bounds */
+
+static void test_linger_ends(void)
+{
+    const char *chan = "redisson_lock__channel:{lg:ends}";
+    rlk_client *c;
+
+    linger_bounds(200, LINGER_MAX);
+    REQUIRE((c = tk_connect(url, 0, 1)) != NULL);
+    CHECK_INT_EQ(pairs(c, "lg:ends", 1), RLK_OK);
+    CHECKF(tk_wait_numsub_at_most(&srv, chan, 0, 5000) == 0, "the channel still subscribed 5 s "
+           "after the hold's release (linger 200 ms)");
+    rlk_free(c);
+}
+
+static void test_linger_count_bound(void)
+{
+    rlk_client *c;
+    char name[64];
+    long long n;
+
+    linger_bounds(60000, 8);
+    REQUIRE((c = tk_connect(url, 0, 1)) != NULL);
+    for (int i = 0; i < 40; i++) {
+        rlk_rwlock *rw;
+
+        snprintf(name, sizeof name, "lg:many:%d", i);
+        CHECK_INT_EQ(pairs(c, name, 1), RLK_OK);
+        snprintf(name, sizeof name, "lg:many:rw:%d", i);
+        if ((rw = rlk_rwlock_new(c, name)) && rlk_rwlock_try_lock(rw, RLK_RW_READ, -1, 0) == RLK_OK)
+            CHECK_INT_EQ(rlk_rwlock_unlock(rw, RLK_RW_READ), RLK_OK);
+        rlk_rwlock_free(rw);
+    }
+    /* The UNSUBSCRIBEs past the bound are sent on the subscriber's next turn. */
+    for (int i = 0; i < 300 && (n = tk_numsub_matching(&srv, "*{lg:many:*")) > 8; i++)
+        rlk_fx_sleep_ms(10);
+    printf("  80 holds of 80 names: %lld channels still subscribed (bound 8)\n", n);
+    CHECKF(n >= 0 && n <= 8, "%lld channels subscribed after 80 holds of 80 names were "
+           "released: more than the bound of 8 lingering", n);
+    rlk_free(c);
+}
+
+int main(void)
+{
+    if (rlk_fx_start(&srv, NULL) != 0 || rlk_fx_url(&srv, -1, url, sizeof url) != 0) {
+        fprintf(stderr, "rt_linger: cannot start redis-server\n");
+        return 1;
+    }
+    tk_stall_start(&stall);
+    RUN_TEST(test_retake_subscribes_once);
+    RUN_TEST(test_retake_force_heard);
+    RUN_TEST(test_echo_no_renewal);
+    RUN_TEST(test_foreign_message_ends_linger);
+    RUN_TEST(test_linger_ends);
+    RUN_TEST(test_linger_count_bound);
+    tk_stall_stop(&stall);
+    rlk_fx_stop(&srv);
+    return check_summary("rt_linger");
+}
