@@ -10,9 +10,12 @@
  * held permit's expiry (which publishes nothing; the first waiter is told
  * when: {-1, ms}) makes it attempt again.
  *
- * A retry after a lost reply reuses the id (and passes -ticket: the lost
- * call may have queued it), so RLK_HELD (an id held already) then proves the lost call
- * ran: acquired. docs/async-internals.md describes it.
+ * What follows an attempt's reply is the machine's (kinds/acq.h rlk_acq_sem,
+ * a_semq.c interprets it), as for the blocking call: a lost reply is read
+ * back by the id (psemaphore/lease_time), and a retry reuses the id (and
+ * passes -ticket: the lost call may have queued it), so RLK_HELD (an id held
+ * already) then proves the lost call ran: acquired. docs/async-internals.md
+ * describes it.
  */
 #include <stdio.h>
 #include <string.h>
@@ -31,7 +34,7 @@ typedef struct aps {
     size_t rawlen;
     char hex[RLK_PERMIT_ID_SIZE];
     long long lease_ms;
-    int io_failed;                  /* a call's reply was lost: it may have run */
+    int io_failed;                  /* a release's reply was lost: it may have run */
 } aps;
 
 static void aps_reply(rlk_async *ac, int rc, const redisReply *reply, const char *errstr, int lost,
@@ -68,32 +71,22 @@ static void aps_attempt(void *arg)
                            .id = a->raw, .idlen = a->rawlen};
 
     q->w.again = 0;
-    aps_send(a, &rlk_psem_acquire_call, &v, RLK_A_SEMQ_ATTEMPT);
+    if (rlk_a_semq_send(q, &rlk_psem_acquire_call, &v, RLK_A_SEMQ_ATTEMPT, rlk_a_semq_reply))
+        rlk_a_semq_finish(q, rlk_ae_closing(q->h.ac) ? RLK_ERR_CLOSED : RLK_ERR_NOMEM, "%s",
+                          rlk_ae_closing(q->h.ac) ? "the async client was freed"
+                                                  : "out of memory");
 }
 
-/* The permit is the request's (its ticket left the queue with it). */
-static void aps_acquired(aps *a)
+/* The permit is the request's (its ticket left the queue with it; q the request's first
+ * member). */
+static void aps_taken(rlk_a_semq *q)
 {
-    if (rlk_a_semq_acquired(&a->q))
+    aps *a = (aps *)q;
+
+    if (rlk_a_semq_acquired(q))
         aps_release_send(a, RLK_A_SEMQ_UNDO);  /* cancelled meanwhile: give it back first */
     else
-        rlk_ae_complete(a->q.h.r, RLK_OK, 0, a->hex, NULL);
-}
-
-static void aps_acq_reply(aps *a, int rc, const redisReply *r, const char *errstr)
-{
-    rlk_proto_outcome o;
-
-    if ((rc == RLK_ERR_SCRIPT && a->io_failed && rlk_proto_refusal(errstr) == RLK_PROTO_HELD) ||
-        (rc == RLK_OK && rlk_proto_read_psem(r, 1, &o) == RLK_PROTO_ACQUIRED))
-        aps_acquired(a);
-    else if (rc != RLK_OK)
-        rlk_a_semq_finish(&a->q, rc, "%s", errstr);
-    else if (o.is == RLK_PROTO_BUSY)    /* not acquired: the wait is rlk_psem_busy_wait's */
-        rlk_a_semq_busy(&a->q, rlk_psem_busy_wait(r, &o), o.first);
-    else
-        rlk_a_semq_finish(&a->q, RLK_ERR_PROTOCOL, "acquire %s: %s replied type %d", a->q.name,
-                          rlk_psem_acquire_call.script, r->type);
+        rlk_ae_complete(q->h.r, RLK_OK, 0, a->hex, NULL);
 }
 
 /* A release (nothing to quiet: it never waits) or the undo of a cancelled acquire. */
@@ -126,21 +119,14 @@ static void aps_reply(rlk_async *ac, int rc, const redisReply *reply, const char
     a->q.cw = RLK_A_SEMQ_NONE;
     if (rlk_ae_req_done(a->q.h.r))
         return;
-    /* No reply (never written, or lost): the same call again within the budget. */
-    if (rc == RLK_ERR_IO && lost) {
+    /* No reply (never written, or lost): the same release again within the budget. */
+    if (rc == RLK_ERR_IO && lost)
         a->io_failed = 1;
-        if (cw == RLK_A_SEMQ_ATTEMPT && a->q.w.ticket)
-            a->q.queued = 1;    /* it may have queued the ticket: -ticket from now on */
-    }
     if (rc == RLK_ERR_CLOSED || (rc == RLK_ERR_IO && !rlk_a_semq_in_budget(&a->q)))
         rlk_a_semq_finish(&a->q, rc == RLK_ERR_IO && a->io_failed ? RLK_ERR_UNSETTLED : rc, "%s",
                           errstr);
-    else if (rc == RLK_ERR_IO && cw == RLK_A_SEMQ_ATTEMPT)
-        aps_attempt(&a->q);     /* the same id: a lost call that ran says RLK_HELD */
     else if (rc == RLK_ERR_IO)
         aps_release_send(a, cw);
-    else if (cw == RLK_A_SEMQ_ATTEMPT)
-        aps_acq_reply(a, rc, reply, errstr);
     else
         aps_rel_reply(a, cw, rc, reply, errstr);
 }
@@ -156,7 +142,10 @@ static int aps_begin(aps *a, const char *who, const char *name, long long wait_m
     if (rlk_a_semq_begin(&a->q, who, name))
         return 1;
     snprintf(busy, sizeof busy, "acquire %s: no permit available", name);
-    return rlk_a_semq_init(&a->q, who, name, 1, wait_ms, busy, aps_attempt);
+    a->q.taken = aps_taken;
+    a->q.id = a->raw;
+    return rlk_a_semq_init(&a->q, who, name, 1, wait_ms, busy, aps_attempt,
+                           rlk_psem_acquire_call.script, 1);
 }
 
 rlk_async_req *rlk_async_psemaphore_acquire(rlk_async *ac, const char *name, long long wait_ms,
@@ -178,6 +167,7 @@ rlk_async_req *rlk_async_psemaphore_acquire(rlk_async *ac, const char *name, lon
         return a->q.h.r;
     }
     rlk_psem_hex(a->raw, a->rawlen, a->hex);
+    a->q.idlen = a->rawlen;
     a->lease_ms = lease_ms;
     rlk_a_semq_start(&a->q, who);
     return a->q.h.r;

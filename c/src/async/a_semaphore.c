@@ -6,10 +6,11 @@
  * grants); the waiter's side of the queue, shared with a_psemaphore.c, is
  * a_semq.c's.
  *
- * Lost replies: an acquire is not repeated when its reply was lost (it may
- * have taken the permits, and repeating it could take them twice): the
- * request ends RLK_ERR_UNSETTLED, as the blocking call does not ride such
- * an outage out either; its ticket leaves the queue (semaphore/cancel), as
+ * What follows an attempt's reply is the machine's (kinds/acq.h rlk_acq_sem,
+ * a_semq.c interprets it). Lost replies: an acquire is not repeated when its
+ * reply was lost (it may have taken the permits, and repeating it could take
+ * them twice): the request ends RLK_ERR_UNSETTLED, as the blocking call's
+ * does; its ticket leaves the queue (semaphore/cancel), as
  * the ticket of a request that ends without permits does. A cancel that
  * finds the permits taken meanwhile gives them back (semaphore/release)
  * before the request ends RLK_ERR_CANCELLED. docs/async-internals.md
@@ -61,44 +62,13 @@ static void asm_undo(rlk_a_semq *q)
                         rlk_ae_closing(q->h.ac) ? "client freed" : "out of memory");
 }
 
-static void asm_acquire_reply(rlk_async *ac, int rc, const redisReply *reply, const char *errstr,
-                              int lost, void *arg)
+/* The permits are the request's (the machine's RECORD). */
+static void asm_taken(rlk_a_semq *q)
 {
-    rlk_a_semq *q = arg;
-    rlk_proto_outcome o;
-
-    (void)ac;
-    q->w.call = NULL;
-    q->cw = RLK_A_SEMQ_NONE;
-    if (rc == RLK_ERR_IO && lost) {
-        if (q->w.ticket)
-            q->queued = 1;  /* it may have run */
-        rlk_a_semq_finish(q, RLK_ERR_UNSETTLED,
-                          "semaphore %s: the acquire's reply was lost and %lld permit(s) may have "
-                          "been taken (not repeated: it could take them twice): %s", q->name,
-                          q->permits, errstr);
-        return;
-    }
-    if (rc == RLK_ERR_IO && q->w.ending) {
-        rlk_a_semq_end(q, q->w.ending);   /* never written: nothing taken */
-        return;
-    }
-    if (rc == RLK_ERR_IO && rlk_a_semq_in_budget(q)) {
-        rlk_a_wait_retry(&q->w, RLK_A_RETRY_MS);    /* never written: once more in a while */
-        return;
-    }
-    if (rc != RLK_OK)
-        rlk_a_semq_finish(q, rc, "semaphore %s: %s", q->name, errstr);
-    else if (rlk_proto_read_sem(reply, &o) == RLK_PROTO_ACQUIRED) {
-        if (rlk_a_semq_acquired(q))
-            asm_undo(q);        /* cancelled while they were on their way: given back */
-        else
-            rlk_ae_complete(q->h.r, RLK_OK, 0, NULL, NULL);
-    } else if (o.is == RLK_PROTO_BUSY)
-        rlk_a_semq_busy(q, o.value, o.first);
+    if (rlk_a_semq_acquired(q))
+        asm_undo(q);        /* cancelled while they were on their way: given back */
     else
-        rlk_a_semq_finish(q, RLK_ERR_PROTOCOL, "semaphore %s: %s replied an unexpected shape",
-                          q->name, rlk_semaphore_acquire_call.script);
+        rlk_ae_complete(q->h.r, RLK_OK, 0, NULL, NULL);
 }
 
 /* The waiter's attempt (rlk_a_wait_fn): semaphore/acquire with the queue's ticket argument. */
@@ -108,7 +78,7 @@ static void asm_attempt(void *arg)
     rlk_proto_argvals v = {.n = q->permits, .ticket = rlk_a_semq_arg(q)};
 
     if (!rlk_a_semq_send(q, &rlk_semaphore_acquire_call, &v, RLK_A_SEMQ_ATTEMPT,
-                         asm_acquire_reply))
+                         rlk_a_semq_reply))
         return;
     rlk_a_wait_quiet(&q->w);
     rlk_a_common_unsent(q->h.r, "semaphore", q->name);
@@ -131,7 +101,9 @@ rlk_async_req *rlk_async_semaphore_acquire(rlk_async *ac, const char *name, long
         rlk_a_common_range(r, who, name, "wait_ms", wait_ms, -1, RLK_NUM_MAX))
         return r;
     snprintf(busy, sizeof busy, "semaphore %s: %lld permit(s) not available", name, permits);
-    if (rlk_a_semq_init(q, who, name, permits, wait_ms, busy, asm_attempt) == 0)
+    q->taken = asm_taken;
+    if (rlk_a_semq_init(q, who, name, permits, wait_ms, busy, asm_attempt,
+                        rlk_semaphore_acquire_call.script, 0) == 0)
         rlk_a_semq_start(q, who);
     return r;
 }

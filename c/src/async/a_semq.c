@@ -23,7 +23,8 @@ static void rlk_a_semq_timeout(void *arg)
 }
 
 int rlk_a_semq_init(rlk_a_semq *q, const char *who, const char *name, long long permits,
-                    long long wait_ms, const char *busy, rlk_a_wait_fn attempt)
+                    long long wait_ms, const char *busy, rlk_a_wait_fn attempt,
+                    const char *script, int ids)
 {
     rlk_a_wait_init(&q->w, &q->h, q, attempt, rlk_a_semq_timeout);
     q->w.rule = &rlk_sem_queue_sub_rule;
@@ -35,6 +36,8 @@ int rlk_a_semq_init(rlk_a_semq *q, const char *who, const char *name, long long 
     if (q->channel)
         q->w.grants = q->wake = rlk_names_wake_channel(q->channel,
                                                        rlk_names_wake_cid(rlk_async_uuid(q->h.ac)));
+    rlk_acq_sem_init(&q->m, "semaphore", q->name, script, permits, ids);
+    q->m.counters = rlk_ae_counters(q->h.ac);
     if (q->name && q->channel && q->wake)
         return 0;
     rlk_ae_complete(q->h.r, RLK_ERR_NOMEM, 0, NULL, "%s %s: out of memory", who, name);
@@ -173,4 +176,90 @@ void rlk_a_semq_end(rlk_a_semq *q, int err)
         rlk_a_semq_finish(q, err, "cancelled");
     else
         rlk_a_semq_finish(q, err, "%s after %lld ms", q->busy, rlk_a_common_elapsed(&q->h));
+}
+
+static void rlk_a_semq_act(rlk_a_semq *q, rlk_acq_act *x);
+
+static void rlk_a_semq_read_reply(rlk_async *ac, int rc, const redisReply *r, const char *errstr,
+                                  int lost, void *arg)
+{
+    rlk_a_semq *q = arg;
+    char why[sizeof q->end_msg];
+    rlk_acq_act x;
+
+    rlk_a_unused(2, ac, lost);
+    q->w.call = NULL;
+    q->cw = RLK_A_SEMQ_NONE;
+    if (rc == RLK_ERR_CLOSED) {
+        rlk_a_semq_finish(q, rc, "%s", errstr);
+        return;
+    }
+    snprintf(why, sizeof why, "%s", q->end_msg);    /* the lost call's */
+    rlk_acq_sem_read(&q->m, rc == RLK_OK ? r : NULL, why, &x);
+    rlk_a_semq_act(q, &x);
+}
+
+/* The loop's interpreter of the machine's action x (kinds/acq.h). */
+static void rlk_a_semq_act(rlk_a_semq *q, rlk_acq_act *x)
+{
+    rlk_proto_argvals v = {.id = q->id, .idlen = q->idlen};
+
+    switch (x->is) {
+    case RLK_ACQ_RECORD:
+        q->taken(q);
+        return;
+    case RLK_ACQ_WAIT:
+        rlk_a_semq_busy(q, x->ttl, x->wide);
+        return;
+    case RLK_ACQ_READ:
+        if (rlk_a_semq_send(q, &(rlk_proto_call){x->call, x->args}, &v, RLK_A_SEMQ_ATTEMPT,
+                            rlk_a_semq_read_reply) == 0)
+            return;
+        x->err = RLK_ERR_UNSETTLED;
+        x->retry = 0;
+        snprintf(x->msg, sizeof x->msg, "%s (not read back: %s)", q->end_msg,
+                 rlk_ae_closing(q->h.ac) ? "client freed" : "out of memory");
+        break;
+    default:
+        break;
+    }
+    /* a lost call that did not run, or unknown: the same ids again, even when ending (a lost
+     * call that ran then says RLK_HELD, and a cancelled request gives the permit back) */
+    if (x->retry && rlk_a_semq_in_budget(q))
+        q->w.go(q);
+    else
+        rlk_a_semq_finish(q, x->retry ? RLK_ERR_UNSETTLED : x->err, "%s", x->msg);
+}
+
+void rlk_a_semq_reply(rlk_async *ac, int rc, const redisReply *r, const char *errstr, int lost,
+                      void *arg)
+{
+    rlk_a_semq *q = arg;
+    rlk_acq_act x;
+
+    (void)ac;
+    q->w.call = NULL;
+    q->cw = RLK_A_SEMQ_NONE;
+    if (rlk_ae_req_done(q->h.r))
+        return;
+    if (rc == RLK_ERR_IO && !lost && q->w.ending) {
+        rlk_a_semq_end(q, q->w.ending);     /* never written: nothing taken */
+        return;
+    }
+    if (rc == RLK_ERR_IO && !lost && rlk_a_semq_in_budget(q)) {
+        rlk_a_wait_retry(&q->w, RLK_A_RETRY_MS);    /* never written: once more in a while */
+        return;
+    }
+    if (rc == RLK_ERR_IO && lost) {
+        RLK_A_COUNT(q->h, lost_replies);
+        if (q->w.ticket)
+            q->queued = 1;  /* it may have queued the ticket: -ticket from now on */
+        snprintf(q->end_msg, sizeof q->end_msg, "%s %s: %s", q->m.what, q->name, errstr);
+        rlk_acq_sem_lost(&q->m, rc, errstr, &x);
+    } else {
+        rlk_acq_sem_reply(&q->m, rc, errstr, r, &x);
+    }
+    if (x.is == RLK_ACQ_END && !x.msg[0])
+        snprintf(x.msg, sizeof x.msg, "%s %s: %s", q->m.what, q->name, errstr ? errstr : "");
+    rlk_a_semq_act(q, &x);
 }

@@ -18,6 +18,7 @@
 
 #include <stddef.h>
 
+#include "kinds/acq.h"
 #include "kinds/proto.h"
 #include "engine/engine.h"
 #include "async/a_common.h"
@@ -46,6 +47,11 @@ typedef struct rlk_a_semq {
     int cw;                     /* RLK_A_SEMQ_*: what the call in flight is */
     int end_err;                /* with RLK_A_SEMQ_CANCEL: how the request ends */
     char end_msg[256];
+    rlk_acq_sem m;              /* the machine (kinds/acq.h): what follows an attempt's reply */
+    const unsigned char *id;    /* a permit-expirable semaphore's id (the read-back's) */
+    size_t idlen;
+    void (*taken)(struct rlk_a_semq *q);    /* the permits are the request's: the kind completes
+                                               it, or gives them back (rlk_a_semq_acquired) */
 } rlk_a_semq;
 
 /* A new request of ac whose state, of type, has its rlk_a_semq q first
@@ -57,10 +63,18 @@ typedef struct rlk_a_semq {
  * cancel of rlk_a_semq_cancel): 1 when the request is completed. */
 int rlk_a_semq_begin(rlk_a_semq *q, const char *who, const char *name);
 /* Fills q for the semaphore name, a wait of wait_ms for permits (busy: the
- * message's start; attempt: the next attempt, given q): 0; 1 when out of
+ * message's start; attempt: the next attempt, given q; script the acquire's, ids a
+ * permit-expirable semaphore's: the machine's, kinds/acq.h rlk_acq_sem_init): 0; 1 when out of
  * memory (the request ends RLK_ERR_NOMEM "<who> <name>: out of memory"). */
 int rlk_a_semq_init(rlk_a_semq *q, const char *who, const char *name, long long permits,
-                    long long wait_ms, const char *busy, rlk_a_wait_fn attempt);
+                    long long wait_ms, const char *busy, rlk_a_wait_fn attempt,
+                    const char *script, int ids);
+/* The reply of an attempt (rlk_ae_reply_fn, arg q): one never written is sent again in a while
+ * within the budget; else it, or its loss, goes to the machine, and its action is done: the
+ * permits taken (q->taken), a wait (rlk_a_semq_busy), a lost call's read-back, a retry with the
+ * same ids within the budget, or the end with the machine's error and message. */
+void rlk_a_semq_reply(rlk_async *ac, int rc, const redisReply *r, const char *errstr, int lost,
+                      void *arg);
 /* Listens on the wake channel (a waiter) before the first attempt, which
  * the uncontended path makes without a ticket; out of memory: the request
  * ends RLK_ERR_NOMEM "<who> <name>: out of memory". */

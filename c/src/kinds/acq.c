@@ -127,6 +127,7 @@ int rlk_acq_lost(rlk_acq *q, int rel, int rc, rlk_acq_act *a)
      * (never the token of a holder that took the lock since); a value list: each value's count
      * (fastmulti/counts); else the holder's field. */
     a->call = !rel || (q->row->flags & RLK_PROTO_VALUES) ? q->row->held : NULL;
+    a->args = q->row->held_args;
     return rlk_acq_is(a, RLK_ACQ_READ);
 }
 
@@ -328,4 +329,82 @@ long long rlk_acq_ticket(int counts_exact, const char *uuid)
 {
     return counts_exact ? rlk_names_wake_ticket(rlk_names_wake_cid(uuid))
                         : rlk_names_plain_ticket();
+}
+
+/* ---------------------------------------------------------------- the semaphores */
+
+#define RLK_ACQ_SEM_COUNT(q, f) do { if ((q)->counters) RLK_COUNT((q)->counters, f); } while (0)
+
+void rlk_acq_sem_init(rlk_acq_sem *q, const char *what, const char *name, const char *script,
+                      long long permits, int ids)
+{
+    *q = (rlk_acq_sem){.what = what, .name = name, .script = script, .permits = permits,
+                       .ids = ids};
+}
+
+/* A busy psemaphore/acquire's wait, by its reply r (rlk_proto_read_psem's o): ms + 1 until the
+ * earliest held permit expires (its expiry publishes nothing; it falls on a whole ms), -3 first
+ * behind another ticket's reservation, -1 none (queued behind others: a grant wakes it; or
+ * nothing expires by itself). */
+static long long rlk_acq_psem_wait(const redisReply *r, const rlk_proto_outcome *o)
+{
+    if (o->first || o->value == -3 || r->type == REDIS_REPLY_NIL)
+        return o->first && o->value >= 0 ? o->value + 1 : o->value;
+    return (o->value > 0 ? o->value : 0) + 1;
+}
+
+int rlk_acq_sem_reply(rlk_acq_sem *q, int rc, const char *errstr, const redisReply *r,
+                      rlk_acq_act *a)
+{
+    rlk_proto_outcome o;
+
+    memset(a, 0, sizeof *a);
+    /* After a lost call, an id held already is its own (128 random bits each): it ran */
+    if (rc == RLK_ERR_SCRIPT && q->lost && rlk_proto_refusal(errstr) == RLK_PROTO_HELD)
+        return rlk_acq_is(a, RLK_ACQ_RECORD);
+    if (rc != RLK_OK)
+        return rlk_acq_end(a, rc, NULL);
+    switch (q->ids ? rlk_proto_read_psem(r, (size_t)q->ids, &o) : rlk_proto_read_sem(r, &o)) {
+    case RLK_PROTO_ACQUIRED:
+        return rlk_acq_is(a, RLK_ACQ_RECORD);
+    case RLK_PROTO_BUSY:
+        /* a semaphore's: {-1, 1} first, -3 behind a reservation, a single try's claim window */
+        a->ttl = q->ids ? rlk_acq_psem_wait(r, &o)
+                       : o.value == -3 || !(o.first || o.value < 0) ? o.value : -1;
+        a->wide = o.first || o.value == -3;
+        return rlk_acq_is(a, RLK_ACQ_WAIT);
+    default:
+        return rlk_acq_end(a, RLK_ERR_PROTOCOL, "%s %s: %s replied type %d", q->what, q->name,
+                           q->script, r->type);
+    }
+}
+
+int rlk_acq_sem_lost(rlk_acq_sem *q, int rc, const char *why, rlk_acq_act *a)
+{
+    memset(a, 0, sizeof *a);
+    q->lost = 1;
+    q->lost_rc = rc;
+    if (q->ids) {
+        a->call = "psemaphore/lease_time";
+        a->args = "id publish";
+        return rlk_acq_is(a, RLK_ACQ_READ);
+    }
+    RLK_ACQ_SEM_COUNT(q, lost_unsettled);
+    return rlk_acq_end(a, RLK_ERR_UNSETTLED, "%s %s: the acquire's reply was lost and %lld "
+                       "permit(s) may have been taken (not repeated: it could take them twice): "
+                       "%s", q->what, q->name, q->permits, why);
+}
+
+int rlk_acq_sem_read(rlk_acq_sem *q, const redisReply *r, const char *why, rlk_acq_act *a)
+{
+    memset(a, 0, sizeof *a);
+    if (r && r->type == REDIS_REPLY_INTEGER && r->integer != 0) {
+        RLK_ACQ_SEM_COUNT(q, lost_adopted);     /* its first id held: it took them all */
+        return rlk_acq_is(a, RLK_ACQ_RECORD);
+    }
+    a->retry = 1;
+    if (!r)
+        return rlk_acq_end(a, q->lost_rc, "%s", why);
+    RLK_ACQ_SEM_COUNT(q, lost_not_run);
+    return rlk_acq_end(a, q->lost_rc, "%s (settled: the acquire did not take the permits)", why);
 }

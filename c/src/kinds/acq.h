@@ -47,7 +47,8 @@ typedef struct rlk_acq_act {
     int retry;              /* END of a lost acquire that did not run: may be sent again */
     int keep_doubt;         /* END RLK_ERR_UNSETTLED: it may still run, keep it as this
                                thread's doubt (the blocking driver's; never for a given id) */
-    const char *call;       /* READ */
+    const char *call;       /* READ: the script, and its ARGV names (a permit-expirable */
+    const char *args;       /* semaphore's: the first permit id) */
     char field[RLK_OWNER_MAX + 8];  /* READ: the holder's count field */
     char msg[RLK_ACQ_MSG];  /* END */
 } rlk_acq_act;
@@ -158,6 +159,37 @@ enum {
     RLK_ACQ_REL_UNKNOWN     /* the count cannot tell: RLK_ERR_UNSETTLED, nothing sent again */
 };
 int rlk_acq_release_rule(long long known, long long now, int given);
+
+/* A semaphore's acquisition (semaphore/acquire of permits, psemaphore/acquire of ids new
+ * permit ids; both APIs): what follows each outcome, as rlk_acq's for the lock rows. */
+typedef struct rlk_acq_sem {
+    const char *what, *name;    /* in messages: "semaphore", its name */
+    const char *script;         /* the acquire's */
+    long long permits;
+    int ids;                    /* > 0: a permit-expirable semaphore's ids: a lost call is read
+                                   back by the first, and sent again with the same ids (RLK_HELD
+                                   then proves it ran) */
+    int lost;                   /* a reply of its acquire was lost: it may have run */
+    int lost_rc;
+    rlk_rt_counters *counters;  /* the client's (may be NULL): lost_* */
+} rlk_acq_sem;
+
+void rlk_acq_sem_init(rlk_acq_sem *q, const char *what, const char *name, const char *script,
+                      long long permits, int ids);
+/* The acquire's reply (rc RLK_OK: r; else errstr), not lost: RECORD (acquired: taken, or a
+ * lost call's ids held), WAIT (ttl: -1 a grant or a count wakes it, -3 behind another ticket's
+ * reservation, else ms until permits may come back by themselves; wide: first in the queue or
+ * behind a reservation: hear the semaphore's channel too), END (another error as it is, a reply
+ * of another shape). */
+int rlk_acq_sem_reply(rlk_acq_sem *q, int rc, const char *errstr, const redisReply *r,
+                      rlk_acq_act *a);
+/* The acquire's reply lost (rc; why its text): a semaphore's is never sent again (it could
+ * take the permits twice): END RLK_ERR_UNSETTLED; a permit-expirable one's is read back once
+ * the connection is fenced: READ (call and args, on the first id). */
+int rlk_acq_sem_lost(rlk_acq_sem *q, int rc, const char *why, rlk_acq_act *a);
+/* The read-back's reply (NULL: it could not be made): the id held, RECORD (it ran); else END
+ * with the lost call's error, retry (sent again with the same ids). */
+int rlk_acq_sem_read(rlk_acq_sem *q, const redisReply *r, const char *why, rlk_acq_act *a);
 
 /* A queued lock waiter's ticket (both APIs draw it here): a wake ticket of the client uuid when
  * a release can tell whether a grant on the wake channel reached it (counts_exact: every

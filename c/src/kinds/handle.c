@@ -487,6 +487,47 @@ int rlk_handle_drive(rlk_handle_acq *a, long long wait_ms)
     return rc == RLK_ERR_BUSY ? rlk_handle_busy(a) : rc;
 }
 
+int rlk_handle_sem_attempt(const rlk_fam_base *b, rlk_acq_sem *q, rlk_sem_queue_try *t,
+                           const rlk_proto_call *pc, rlk_proto_argvals v, size_t ntail,
+                           const char *const *tail, const size_t *lens, long long *bound_ms,
+                           rlk_fam_undo_fn undo, void *arg)
+{
+    redisReply *r = NULL;
+    rlk_acq_act x;
+    rlk_fam_err e;
+    int rc, settled;
+
+    *bound_ms = -1;
+    v.ticket = rlk_wait_ticket_arg(&t->tk, t->queued);  /* 0: does not queue */
+    rc = rlk_handle_evalt(b, pc, NULL, &v, ntail, tail, lens, NULL, &r);
+    if (rc != RLK_OK && v.ticket)
+        t->queued = 1;  /* it may have run: a retry looks before queueing, the give-up cancels */
+    if (rc == RLK_OK || !rlk_fam_lost_fence(b, &settled)) {
+        rlk_acq_sem_reply(q, rc, rlk_errstr(b->c), r, &x);
+    } else if (rlk_acq_sem_lost(q, rc, rlk_errstr(b->c), &x) == RLK_ACQ_READ) {
+        if (settled == RLK_OK) {    /* the lost call has run or never will */
+            rlk_fam_err_keep(b->c, &e);
+            settled = rlk_handle_evalt(b, &(rlk_proto_call){x.call, x.args}, NULL, &v, 0, NULL,
+                                       NULL, NULL, &r);
+            rlk_fam_err_put(b->c, &e, settled);
+        }
+        rlk_acq_sem_read(q, settled == RLK_OK ? r : NULL, rlk_errstr(b->c), &x);
+    }
+    if (r)
+        freeReplyObject(r);
+    t->wide = x.is == RLK_ACQ_WAIT && x.wide;
+    if (x.is == RLK_ACQ_RECORD) {
+        t->queued = 0;
+        return rlk_fam_acks_acquired(b->c, "acquire", b->name, undo, arg);
+    }
+    if (x.is != RLK_ACQ_WAIT)
+        return x.msg[0] ? rlk_set_error(b->c, x.err, "%s", x.msg) : x.err;
+    if (v.ticket)
+        t->queued = 1;
+    *bound_ms = x.ttl == -3 ? RLK_WAIT_RECHECK : x.ttl;
+    return RLK_ERR_BUSY;
+}
+
 int rlk_handle_token(const rlk_fam_base *b, const char *owner_fn, int kind,
                      const char *not_held, long long *token)
 {

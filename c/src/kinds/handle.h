@@ -17,6 +17,7 @@
 #include "kinds/acq.h"
 #include "kinds/lock.h"
 #include "kinds/proto.h"
+#include "kinds/sem_queue.h"
 #include "runtime/fam.h"
 #include "runtime/fam_hold.h"
 #include "engine/metrics.h"
@@ -138,6 +139,16 @@ int rlk_handle_rel_settle(const rlk_fam_base *b, rlk_acq *q, rlk_hold_spec *h, s
  * row's cancel. RLK_OK, an error, or RLK_ERR_BUSY recorded as "<what>
  * <name>: <a->why> after <ms> ms" (the time since a->start_ns). */
 int rlk_handle_drive(rlk_handle_acq *a, long long wait_ms);
+
+/* One attempt of a semaphore's acquisition (rlk_wait_attempt_fn's work; the machine q): pc
+ * with v (its ticket argument from t, the ntail ids after its ARGV) on b, then what the machine
+ * says of its reply or of a lost reply's read-back (v's id the first): acquired (RLK_OK, out of
+ * the queue), replicas asked (undo(arg) when too few); busy, RLK_ERR_BUSY with *bound_ms (-3:
+ * RLK_WAIT_RECHECK) and t->wide; else its error, recorded. */
+int rlk_handle_sem_attempt(const rlk_fam_base *b, rlk_acq_sem *q, rlk_sem_queue_try *t,
+                           const rlk_proto_call *pc, rlk_proto_argvals v, size_t ntail,
+                           const char *const *tail, const size_t *lens, long long *bound_ms,
+                           rlk_fam_undo_fn undo, void *arg);
 
 /* The token the client's registry recorded with the latest acquisition of
  * name as kind by the handle's holder id b->id (owner_fn as rlk_fam_id_get

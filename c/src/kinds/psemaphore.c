@@ -31,7 +31,6 @@
 #include "kinds/psemaphore.h"
 #include "kinds/sem_queue.h"
 #include "runtime/fam.h"
-#include "runtime/fam_settle.h"
 #include "runtime/wait.h"
 
 #define RLK_PSEM_LEASELESS 922337203685477LL    /* Redisson's score of a permit without a lease */
@@ -139,7 +138,7 @@ typedef struct rlk_psem_try {
     rlk_sem_queue_try qt;       /* its place in the queue */
     const char **ids;           /* the n raw ids (rlk_psem_ids_new) */
     size_t *lens;
-    int io_failed;              /* an attempt ended in a connection error: it may have run */
+    rlk_acq_sem m;              /* the machine (kinds/acq.h) */
 } rlk_psem_try;
 
 /* n raw permit ids of up to size bytes in one block (free the returned
@@ -171,33 +170,6 @@ static int rlk_psem_eval_ids(rlk_psemaphore *s, const rlk_proto_call *pc, rlk_pr
     return rlk_handle_evalt(&s->b, pc, NULL, &v, (size_t)n - 1, ids + 1, lens + 1, out, r);
 }
 
-/* A failed acquire call. Its reply lost: once fenced, its first permit id
- * in the timeouts set proves that it ran and took them all (atomically):
- * acquired. After one whose reply was lost, RLK_HELD (an id held already: the
- * ids are this call's, 128 random bits each) proves the same. */
-static int rlk_psem_attempt_error(rlk_psem_try *t, int rc)
-{
-    rlk_psemaphore *s = t->s;
-    const char *argv[3] = {"ZSCORE", s->b.key[RLK_PROTO_KEY_TIMEOUTS], t->ids[0]};
-    size_t lens[3] = {6, strlen(argv[1]), t->lens[0]};
-    redisReply *r = NULL;
-    int settled, ran = 0;
-
-    if (rlk_fam_lost_fence(&s->b, &settled) && settled == RLK_OK &&
-        rlk_command(s->b.c, 3, argv, lens, &r) == RLK_OK) {
-        ran = r->type != REDIS_REPLY_NIL;
-        freeReplyObject(r);
-    }
-    if (ran)
-        return RLK_OK;  /* the lost call ran: its permits are the caller's */
-    if (rc == RLK_ERR_IO || rc == RLK_ERR_TIMEOUT)
-        t->io_failed = 1;
-    else if (rc == RLK_ERR_SCRIPT && t->io_failed &&
-             rlk_proto_refusal(rlk_errstr(t->s->b.c)) == RLK_PROTO_HELD)
-        return RLK_OK;
-    return rc;
-}
-
 /* Releases the n permits of an acquisition too few replicas acknowledged
  * (psemaphore/release of the same ids). */
 static int rlk_psem_undo(void *arg)
@@ -211,44 +183,21 @@ static int rlk_psem_undo(void *arg)
     return rc != RLK_OK ? rc : got == t->n ? RLK_OK : RLK_ERR_NOT_OWNER;
 }
 
-long long rlk_psem_busy_wait(const redisReply *r, const rlk_proto_outcome *o)
-{
-    if (o->first || o->value == -3 || r->type == REDIS_REPLY_NIL)
-        return o->first && o->value >= 0 ? o->value + 1 : o->value;
-    return (o->value > 0 ? o->value : 0) + 1;
-}
-
-/* rlk_wait_attempt_fn: psemaphore/acquire with the waiter's ticket
- * argument (rlk_wait_ticket_arg: 0 until its wake channel is subscribed).
- * RLK_ERR_BUSY: *bound_ms rlk_psem_busy_wait's (-3: RLK_WAIT_RECHECK). */
+/* rlk_wait_attempt_fn: psemaphore/acquire with the waiter's ticket argument (0 until its wake
+ * channel is subscribed), through the machine (rlk_handle_sem_attempt): a lost reply is read
+ * back by the first id, and a retry reuses the ids. */
 static int rlk_psem_attempt(void *arg, long long *bound_ms)
 {
     rlk_psem_try *t = arg;
-    rlk_psemaphore *s = t->s;
-    long long targ = rlk_wait_ticket_arg(&t->qt.tk, t->qt.queued);  /* 0: does not queue */
-    rlk_proto_argvals v = {.lease_ms = t->lease_ms, .ticket = targ};
-    rlk_proto_outcome o;
-    redisReply *r = NULL;
-    int rc;
+    rlk_proto_argvals v = {.lease_ms = t->lease_ms, .id = (const unsigned char *)t->ids[0],
+                           .idlen = t->lens[0]};
 
-    *bound_ms = -1;
-    rc = rlk_psem_eval_ids(s, &rlk_psem_acquire_call, v, t->n, t->ids, t->lens, NULL, &r);
-    if (rc != RLK_OK) {
-        if (targ)
-            t->qt.queued = 1;   /* it may have run: a retry looks before queueing, the give-up
-                                   cancels */
-        rc = rlk_psem_attempt_error(t, rc);
-        if (rc == RLK_OK)
-            t->qt.queued = 0;   /* the lost call took the permits: it left the queue */
-        return rc;
-    }
-    rlk_proto_read_psem(r, (size_t)t->n, &o);
-    return rlk_sem_queue_attempt_end(&t->qt, &s->b, targ, r, &o,
-                                     o.is == RLK_PROTO_BUSY ? rlk_psem_busy_wait(r, &o) : -1,
-                                     bound_ms, rlk_psem_undo, t);
+    return rlk_handle_sem_attempt(&t->s->b, &t->m, &t->qt, &rlk_psem_acquire_call, v,
+                                  (size_t)t->n - 1, t->ids + 1, t->lens + 1, bound_ms,
+                                  rlk_psem_undo, t);
 }
 
-/* Outages ridden out: a retry reuses the ids (see rlk_psem_attempt_error). count_ttl stays 0:
+/* Outages ridden out: a retry reuses the ids (see rlk_psem_attempt). count_ttl stays 0:
  * the bound is a permit's expiry, not a lock holder's TTL. */
 int rlk_psemaphore_try_acquire_n(rlk_psemaphore *s, int n, long long wait_ms, long long lease_ms,
                                  char (*ids)[RLK_PERMIT_ID_SIZE])
@@ -271,9 +220,12 @@ int rlk_psemaphore_try_acquire_n(rlk_psemaphore *s, int n, long long wait_ms, lo
         rlk_random_bytes((unsigned char *)t.ids[0], (size_t)n * RLK_PSEM_NEW_ID_BYTES) != 0)
         rc = rlk_set_error(s->b.c, RLK_ERR_IO, "acquire %s: no random source for permit ids",
                            s->b.name);
-    if (rc == RLK_OK)
+    if (rc == RLK_OK) {
+        rlk_acq_sem_init(&t.m, "semaphore", s->b.name, rlk_psem_acquire_call.script, n, n);
+        t.m.counters = &s->b.rt->counters;
         rc = rlk_sem_queue_acquire(&s->b, &t.qt, n, rlk_psem_attempt, &t, 1, start, wait_ms,
                                    "acquire");
+    }
     for (int i = 0; rc == RLK_OK && i < n; i++)
         rlk_psem_hex((const unsigned char *)t.ids[i], RLK_PSEM_NEW_ID_BYTES, ids[i]);
     free((void *)t.ids);

@@ -36,13 +36,6 @@ int rlk_psem_parse_id(const char *what, const char *name, const char *hex, unsig
 int rlk_psem_decode_id(rlk_psemaphore *s, const char *what, const char *hex, unsigned char *raw,
                        size_t *len);
 
-/* A busy psemaphore/acquire's wait, by its reply r (rlk_proto_read_psem's
- * o), the one rule of both APIs: ms + 1 until the earliest held permit
- * expires (its expiry publishes nothing; it falls on a whole ms), -3 first
- * behind another ticket's reservation, -1 none (queued behind others: a
- * grant wakes it; or nothing expires by itself). */
-long long rlk_psem_busy_wait(const redisReply *r, const rlk_proto_outcome *o);
-
 /* Its calls (kinds/proto.h). */
 extern const rlk_proto_call rlk_psem_acquire_call, rlk_psem_release_call,
     rlk_psem_lease_time_call, rlk_psem_set_permits_call, rlk_psem_acquired_call;

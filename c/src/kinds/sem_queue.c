@@ -18,27 +18,6 @@
 
 const rlk_proto_call rlk_sem_queue_cancel_call = {"semaphore/cancel", "ticket n claim_ms publish"};
 
-int rlk_sem_queue_attempt_end(rlk_sem_queue_try *t, const rlk_fam_base *b, long long targ,
-                              redisReply *r, const rlk_proto_outcome *o, long long wait,
-                              long long *bound_ms, int (*undo)(void *arg), void *arg)
-{
-    int rc = RLK_ERR_BUSY;
-
-    t->wide = o->is == RLK_PROTO_BUSY && (o->first || o->value == -3);
-    if (o->is == RLK_PROTO_ACQUIRED)
-        t->queued = 0;
-    else if (o->is == RLK_PROTO_BUSY)
-        *bound_ms = wait == -3 ? RLK_WAIT_RECHECK : wait;
-    else
-        rc = rlk_set_error(b->c, RLK_ERR_PROTOCOL, "acquire %s: reply of type %d", b->name,
-                           r->type);
-    freeReplyObject(r);
-    if (rc == RLK_ERR_BUSY && targ)
-        t->queued = 1;
-    return o->is == RLK_PROTO_ACQUIRED ? rlk_fam_acks_acquired(b->c, "acquire", b->name, undo, arg)
-                                       : rc;
-}
-
 /* cid * 1024 + r, cid the client's (names.h rlk_names_wake_cid, as the reentrant lock's), r
  * the process's next from the start the uuid's next 4 hex digits draw (random bits, as cid's). */
 static long long rlk_sem_queue_ticket(const rlk_fam_base *b)

@@ -33,14 +33,6 @@ typedef struct rlk_sem_queue_try {
                                    semaphore's channel too */
 } rlk_sem_queue_try;
 
-/* The end of an attempt of t's waiter (its ticket argument targ) on b, its reply r (freed) read
- * as o: acquired, replicas asked (rlk_fam_acks_acquired: undo(arg) when too few); busy,
- * RLK_ERR_BUSY with *bound_ms the wait (-3: RLK_WAIT_RECHECK) and t->wide (first in the queue,
- * or behind another ticket's reservation); another shape, RLK_ERR_PROTOCOL recorded. */
-int rlk_sem_queue_attempt_end(rlk_sem_queue_try *t, const rlk_fam_base *b, long long targ,
-                              redisReply *r, const rlk_proto_outcome *o, long long wait,
-                              long long *bound_ms, int (*undo)(void *arg), void *arg);
-
 /* Waits as rlk_wait_acquire (from start, wait_ms) for permits of the
  * semaphore kind b (its wake channel in b->wake: kinds/handle.h
  * RLK_HANDLE_WAKE) with attempt(arg) (ride_out: rlk_waiter's). A waiter

@@ -76,6 +76,7 @@ typedef struct rlk_sem_try {
     rlk_semaphore *s;
     long long n;
     rlk_sem_queue_try qt;       /* its place in the queue */
+    rlk_acq_sem m;              /* the machine (kinds/acq.h) */
 } rlk_sem_try;
 
 /* Gives the permits of an acquisition too few replicas acknowledged back
@@ -89,38 +90,20 @@ static int rlk_sem_undo(void *arg)
     return rlk_handle_int(&t->s->b, &rlk_semaphore_release_call, &v, NULL);
 }
 
-/* rlk_wait_attempt_fn: semaphore/acquire with the ticket (queued: -ticket).
- * RLK_OK: acquired. RLK_ERR_BUSY: *bound_ms -1 (a grant or a count wakes
- * it), RLK_WAIT_RECHECK (first behind another ticket's reservation), or a
- * single try's wait for a reservation's claim window. */
+/* rlk_wait_attempt_fn: semaphore/acquire with the ticket (queued: -ticket), through the machine
+ * (rlk_handle_sem_attempt). */
 static int rlk_sem_attempt(void *arg, long long *bound_ms)
 {
     rlk_sem_try *t = arg;
-    rlk_semaphore *s = t->s;
-    long long targ = rlk_wait_ticket_arg(&t->qt.tk, t->qt.queued);  /* 0: does not queue */
-    rlk_proto_argvals v = {.n = t->n, .ticket = targ};
-    rlk_proto_outcome o;
-    redisReply *r = NULL;
-    int rc;
 
-    *bound_ms = -1;
-    rc = rlk_handle_eval(&s->b, &rlk_semaphore_acquire_call, &v, &r);
-    if (rc != RLK_OK) {
-        if (targ)
-            t->qt.queued = 1;   /* it may have run: the give-up's cancel takes the entry out */
-        return rc;
-    }
-    /* busy: {-1, 1} first in the queue; -3 first behind another ticket's reservation; a
-     * single try behind a reservation: its claim window */
-    rlk_proto_read_sem(r, &o);
-    return rlk_sem_queue_attempt_end(&t->qt, &s->b, targ, r, &o,
-                                     o.value == -3 || !(o.first || o.value < 0) ? o.value : -1,
-                                     bound_ms, rlk_sem_undo, t);
+    return rlk_handle_sem_attempt(&t->s->b, &t->m, &t->qt, &rlk_semaphore_acquire_call,
+                                  (rlk_proto_argvals){.n = t->n}, 0, NULL, NULL, bound_ms,
+                                  rlk_sem_undo, t);
 }
 
 /* No outage ride-out: an acquire whose reply was lost may have taken the permits, and
- * repeating it could take them twice; the wait ends with the error and its ticket leaves the
- * queue. */
+ * repeating it could take them twice; the wait ends with the machine's RLK_ERR_UNSETTLED and its
+ * ticket leaves the queue. */
 int rlk_semaphore_try_acquire(rlk_semaphore *s, long long permits, long long wait_ms)
 {
     rlk_handle_call hc = rlk_handle_call_begin(s ? &s->b : NULL);
@@ -129,9 +112,13 @@ int rlk_semaphore_try_acquire(rlk_semaphore *s, long long permits, long long wai
                                      RLK_NUM_MAX)
                : RLK_ERR_ARG;
 
-    if (rc == RLK_OK)
+    if (rc == RLK_OK) {
+        rlk_acq_sem_init(&t.m, "semaphore", s->b.name, rlk_semaphore_acquire_call.script,
+                         permits, 0);
+        t.m.counters = &s->b.rt->counters;
         rc = rlk_sem_queue_acquire(&s->b, &t.qt, permits, rlk_sem_attempt, &t, 0,
                                    rlk_clock_now_ns(), wait_ms, "semaphore");
+    }
     return rlk_handle_call_end(&hc, RLK_MKIND_SEMAPHORE, rc);
 }
 

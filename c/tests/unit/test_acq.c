@@ -422,6 +422,83 @@ static void test_values(void)
     CHECK(rlk_acq_values_datum(0, 0, abc) == rlk_acq_values_print(abc));   /* a new hold */
 }
 
+/* The semaphores' acquisitions (both APIs): a semaphore's and a permit-expirable one's, each
+ * through acquired, busy (first, behind a reservation, a single try's claim window, queued),
+ * another shape, an error, a lost reply (never repeated; read back: ran, did not, unknown) and
+ * a lost call's RLK_HELD. */
+static void walk_sem(int ids)
+{
+    const char *script = ids ? "psemaphore/acquire" : "semaphore/acquire";
+    rlk_rt_counters c0 = counters;
+    redisReply *e2[2], *one[1];
+    rlk_acq_sem q;
+    rlk_acq_act a;
+
+    rlk_acq_sem_init(&q, "semaphore", "sem", script, 1, ids);
+    q.counters = &counters;
+    /* acquired: the semaphore's nil, the permit-expirable one's {id} */
+    one[0] = s(7);
+    CHECK(rlk_acq_sem_reply(&q, RLK_OK, NULL, ids ? arr(1, one) : &nil, &a) == RLK_ACQ_RECORD);
+    /* first in the queue {-1, 1} (the permit-expirable: {-1, ms}, the earliest expiry) */
+    e2[0] = i(-1);
+    e2[1] = i(ids ? 250 : 1);
+    rlk_acq_sem_reply(&q, RLK_OK, NULL, arr(2, e2), &a);
+    CHECKF(a.is == RLK_ACQ_WAIT && a.wide && a.ttl == (ids ? 251 : -1), "%s: first: ttl %lld",
+           script, a.ttl);
+    /* behind a reservation */
+    rlk_acq_sem_reply(&q, RLK_OK, NULL, i(-3), &a);
+    CHECKF(a.is == RLK_ACQ_WAIT && a.wide && a.ttl == -3, "%s: reserved", script);
+    /* a semaphore's single try behind a reservation: its claim window; the permit-expirable
+     * one's integer: ms until the earliest expiry (+1) */
+    rlk_acq_sem_reply(&q, RLK_OK, NULL, i(40), &a);
+    CHECKF(a.is == RLK_ACQ_WAIT && !a.wide && a.ttl == 41 - !ids, "%s: busy: ttl %lld", script,
+           a.ttl);
+    if (ids) {
+        rlk_acq_sem_reply(&q, RLK_OK, NULL, &nil, &a);  /* queued behind others */
+        CHECKF(a.is == RLK_ACQ_WAIT && !a.wide && a.ttl == -1, "%s: queued", script);
+    }
+    /* another shape, another error */
+    rlk_acq_sem_reply(&q, RLK_OK, NULL, s(1), &a);
+    CHECKF(a.is == RLK_ACQ_END && a.err == RLK_ERR_PROTOCOL, "%s: another shape", script);
+    CHECK_STR_CONTAINS(a.msg, script);
+    rlk_acq_sem_reply(&q, RLK_ERR_SCRIPT, "RLK_WRONGTYPE a hash", NULL, &a);
+    CHECKF(a.is == RLK_ACQ_END && a.err == RLK_ERR_SCRIPT && !a.msg[0], "%s: its own error",
+           script);
+    /* RLK_HELD before any lost reply: an error; after one: the lost call ran */
+    rlk_acq_sem_reply(&q, RLK_ERR_SCRIPT, "RLK_HELD id", NULL, &a);
+    CHECKF(a.is == RLK_ACQ_END && a.err == RLK_ERR_SCRIPT, "%s: held, nothing lost", script);
+    rlk_acq_sem_lost(&q, RLK_ERR_TIMEOUT, "timed out", &a);
+    if (!ids) {
+        CHECKF(a.is == RLK_ACQ_END && a.err == RLK_ERR_UNSETTLED && !a.retry, "%s: lost: never "
+               "repeated", script);
+        CHECK_STR_CONTAINS(a.msg, "may have been taken (not repeated");
+        CHECK(counters.lost_unsettled == c0.lost_unsettled + 1);
+        return;
+    }
+    CHECKF(a.is == RLK_ACQ_READ && a.call && strcmp(a.call, "psemaphore/lease_time") == 0 &&
+           strcmp(a.args, "id publish") == 0, "%s: lost: read back by the id", script);
+    rlk_acq_sem_read(&q, i(900), "timed out", &a);
+    CHECKF(a.is == RLK_ACQ_RECORD, "%s: the id held: it ran", script);
+    CHECK(counters.lost_adopted == c0.lost_adopted + 1);
+    rlk_acq_sem_read(&q, i(-1), "timed out", &a);
+    CHECKF(a.is == RLK_ACQ_RECORD, "%s: held without a lease: it ran", script);
+    rlk_acq_sem_read(&q, i(0), "timed out", &a);
+    CHECKF(a.is == RLK_ACQ_END && a.retry && a.err == RLK_ERR_TIMEOUT, "%s: not held: again",
+           script);
+    CHECK_STR_CONTAINS(a.msg, "did not take the permits");
+    rlk_acq_sem_read(&q, NULL, "timed out", &a);
+    CHECKF(a.is == RLK_ACQ_END && a.retry && a.err == RLK_ERR_TIMEOUT, "%s: unknown: again",
+           script);
+    rlk_acq_sem_reply(&q, RLK_ERR_SCRIPT, "RLK_HELD id", NULL, &a);
+    CHECKF(a.is == RLK_ACQ_RECORD, "%s: held after a lost call: it ran", script);
+}
+
+static void test_sem(void)
+{
+    walk_sem(0);
+    walk_sem(1);
+}
+
 /* Where a grant's reach is counted, a wake ticket; elsewhere a plain one (both APIs). */
 static void test_ticket(void)
 {
@@ -439,5 +516,6 @@ int main(void)
     RUN_TEST(test_release_rule);
     RUN_TEST(test_ticket);
     RUN_TEST(test_values);
+    RUN_TEST(test_sem);
     return check_summary("test_acq");
 }
