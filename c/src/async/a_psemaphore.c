@@ -42,63 +42,61 @@ static void aps_reply(rlk_async *ac, int rc, const redisReply *reply, const char
 
 /* ---------------------------------------------------------------- the calls */
 
-/* pc with v as the call in flight for cw; one that could not be queued
- * ends the request (the client is being freed, or out of memory). */
-static void aps_send(aps *a, const rlk_proto_call *pc, const rlk_proto_argvals *v, int cw)
+/* pc with v as the call in flight for cw, its reply to fn; one that could not be queued ends
+ * the request (the client is being freed, or out of memory). */
+static void aps_send(aps *a, const rlk_proto_call *pc, const rlk_proto_argvals *v, int cw,
+                     rlk_ae_reply_fn fn)
 {
-    if (rlk_a_semq_send(&a->q, pc, v, cw, aps_reply))
+    if (rlk_a_semq_send(&a->q, pc, v, cw, fn))
         rlk_a_semq_finish(&a->q, rlk_ae_closing(a->q.h.ac) ? RLK_ERR_CLOSED : RLK_ERR_NOMEM, "%s",
                           rlk_ae_closing(a->q.h.ac) ? "the async client was freed"
                                                     : "out of memory");
 }
 
-/* psemaphore/release of this request's id (a release, or the undo of a
- * permit a cancelled request was granted). */
-static void aps_release_send(aps *a, int cw)
-{
-    rlk_proto_argvals v = {.id = a->raw, .idlen = a->rawlen};
-
-    aps_send(a, &rlk_psem_release_call, &v, cw);
-}
-
-/* The waiter's attempt (rlk_a_wait_fn): psemaphore/acquire of the request's
- * id with the queue's ticket argument. */
+/* The waiter's attempt (rlk_a_wait_fn): psemaphore/acquire of the request's id with the
+ * queue's ticket argument, its reply the machine's (a_semq.c). */
 static void aps_attempt(void *arg)
 {
     aps *a = arg;
-    rlk_a_semq *q = &a->q;
-    rlk_proto_argvals v = {.lease_ms = a->lease_ms, .ticket = rlk_a_semq_arg(q),
+    rlk_proto_argvals v = {.lease_ms = a->lease_ms, .ticket = rlk_a_semq_arg(&a->q),
                            .id = a->raw, .idlen = a->rawlen};
 
-    q->w.again = 0;
-    if (rlk_a_semq_send(q, &rlk_psem_acquire_call, &v, RLK_A_SEMQ_ATTEMPT, rlk_a_semq_reply))
-        rlk_a_semq_finish(q, rlk_ae_closing(q->h.ac) ? RLK_ERR_CLOSED : RLK_ERR_NOMEM, "%s",
-                          rlk_ae_closing(q->h.ac) ? "the async client was freed"
-                                                  : "out of memory");
+    a->q.w.again = 0;
+    aps_send(a, &rlk_psem_acquire_call, &v, RLK_A_SEMQ_ATTEMPT, rlk_a_semq_reply);
 }
 
-/* The permit is the request's (its ticket left the queue with it; q the request's first
- * member). */
-static void aps_taken(rlk_a_semq *q)
+/* psemaphore/release of the request's id. */
+static void aps_release(aps *a)
 {
-    aps *a = (aps *)q;
+    rlk_proto_argvals v = {.id = a->raw, .idlen = a->rawlen};
 
-    if (rlk_a_semq_acquired(q))
-        aps_release_send(a, RLK_A_SEMQ_UNDO);  /* cancelled meanwhile: give it back first */
-    else
-        rlk_ae_complete(q->h.r, RLK_OK, 0, a->hex, NULL);
+    aps_send(a, &rlk_psem_release_call, &v, RLK_A_SEMQ_REL, aps_reply);
 }
 
-/* A release (nothing to quiet: it never waits) or the undo of a cancelled acquire. */
-static void aps_rel_reply(aps *a, int cw, int rc, const redisReply *r, const char *errstr)
+/* A release's reply (nothing to quiet: it never waits): no reply (never written, or lost),
+ * the same release again within the budget. */
+static void aps_reply(rlk_async *ac, int rc, const redisReply *r, const char *errstr, int lost,
+                      void *arg)
 {
-    if (rc != RLK_OK)
+    aps *a = arg;
+
+    (void)ac;
+    a->q.w.call = NULL;
+    a->q.cw = RLK_A_SEMQ_NONE;
+    if (rlk_ae_req_done(a->q.h.r))
+        return;
+    if (rc == RLK_ERR_IO && lost)
+        a->io_failed = 1;
+    if (rc == RLK_ERR_CLOSED || (rc == RLK_ERR_IO && !rlk_a_semq_in_budget(&a->q)))
+        rlk_a_semq_finish(&a->q, rc == RLK_ERR_IO && a->io_failed ? RLK_ERR_UNSETTLED : rc, "%s",
+                          errstr);
+    else if (rc == RLK_ERR_IO)
+        aps_release(a);
+    else if (rc != RLK_OK)
         rlk_a_semq_finish(&a->q, rc, "%s", errstr);
     else if (r->type != REDIS_REPLY_INTEGER)
         rlk_a_semq_finish(&a->q, RLK_ERR_PROTOCOL, "release %s: psemaphore/release replied type "
                           "%d", a->q.name, r->type);
-    else if (cw == RLK_A_SEMQ_UNDO)
-        rlk_a_semq_finish(&a->q, RLK_ERR_CANCELLED, "cancelled");
     else if (r->integer >= 1 || a->io_failed)
         /* After a lost reply, 0 means the lost call released it (or it had expired):
          * the permit is not held either way; value 0 says which could not be told. */
@@ -106,29 +104,6 @@ static void aps_rel_reply(aps *a, int cw, int rc, const redisReply *r, const cha
     else
         rlk_ae_complete(a->q.h.r, RLK_ERR_NOT_OWNER, 0, NULL, "release %s: the permit was not "
                         "held (expired, released already or never acquired)", a->q.name);
-}
-
-static void aps_reply(rlk_async *ac, int rc, const redisReply *reply, const char *errstr, int lost,
-                      void *arg)
-{
-    aps *a = arg;
-    int cw = a->q.cw;
-
-    (void)ac;
-    a->q.w.call = NULL;
-    a->q.cw = RLK_A_SEMQ_NONE;
-    if (rlk_ae_req_done(a->q.h.r))
-        return;
-    /* No reply (never written, or lost): the same release again within the budget. */
-    if (rc == RLK_ERR_IO && lost)
-        a->io_failed = 1;
-    if (rc == RLK_ERR_CLOSED || (rc == RLK_ERR_IO && !rlk_a_semq_in_budget(&a->q)))
-        rlk_a_semq_finish(&a->q, rc == RLK_ERR_IO && a->io_failed ? RLK_ERR_UNSETTLED : rc, "%s",
-                          errstr);
-    else if (rc == RLK_ERR_IO)
-        aps_release_send(a, cw);
-    else
-        aps_rel_reply(a, cw, rc, reply, errstr);
 }
 
 /* ---------------------------------------------------------------- the requests */
@@ -142,7 +117,8 @@ static int aps_begin(aps *a, const char *who, const char *name, long long wait_m
     if (rlk_a_semq_begin(&a->q, who, name))
         return 1;
     snprintf(busy, sizeof busy, "acquire %s: no permit available", name);
-    a->q.taken = aps_taken;
+    a->q.release = &rlk_psem_release_call;
+    a->q.result = a->hex;
     a->q.id = a->raw;
     return rlk_a_semq_init(&a->q, who, name, 1, wait_ms, busy, aps_attempt,
                            rlk_psem_acquire_call.script, 1);
@@ -187,6 +163,6 @@ rlk_async_req *rlk_async_psemaphore_release(rlk_async *ac, const char *name, con
         rlk_ae_complete(a->q.h.r, RLK_ERR_ARG, 0, NULL, "%s", msg);
         return a->q.h.r;
     }
-    aps_release_send(a, RLK_A_SEMQ_REL);
+    aps_release(a);
     return a->q.h.r;
 }

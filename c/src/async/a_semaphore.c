@@ -24,53 +24,6 @@
 #include "async/a_common.h"
 #include "async/a_semq.h"
 
-static void asm_undo(rlk_a_semq *q);
-
-static void asm_undo_reply(rlk_async *ac, int rc, const redisReply *reply, const char *errstr,
-                           int lost, void *arg)
-{
-    rlk_a_semq *q = arg;
-
-    (void)reply;
-    q->w.call = NULL;
-    if (rc == RLK_OK) {
-        q->cw = RLK_A_SEMQ_NONE;
-        rlk_ae_complete(q->h.r, RLK_ERR_CANCELLED, 0, NULL, "cancelled");
-        return;
-    }
-    if (rc == RLK_ERR_IO && !lost && !rlk_ae_closing(ac) && rlk_a_semq_in_budget(q)) {
-        asm_undo(q);    /* never written: once more */
-        return;
-    }
-    q->cw = RLK_A_SEMQ_NONE;
-    rlk_ae_complete(q->h.r, RLK_ERR_UNSETTLED, 0, NULL,
-                    "semaphore %s: cancelled after %lld permit(s) were taken; giving them back "
-                    "failed%s: %s", q->name, q->permits,
-                    lost ? " (reply lost: it may have run)" : "", errstr);
-}
-
-/* The permits were taken, but the request was cancelled: give them back. */
-static void asm_undo(rlk_a_semq *q)
-{
-    rlk_proto_argvals v = {.n = q->permits};
-
-    rlk_a_wait_quiet(&q->w);
-    if (rlk_a_semq_send(q, &rlk_semaphore_release_call, &v, RLK_A_SEMQ_UNDO, asm_undo_reply))
-        rlk_ae_complete(q->h.r, RLK_ERR_UNSETTLED, 0, NULL,
-                        "semaphore %s: cancelled after %lld permit(s) were taken; could not give "
-                        "them back (%s)", q->name, q->permits,
-                        rlk_ae_closing(q->h.ac) ? "client freed" : "out of memory");
-}
-
-/* The permits are the request's (the machine's RECORD). */
-static void asm_taken(rlk_a_semq *q)
-{
-    if (rlk_a_semq_acquired(q))
-        asm_undo(q);        /* cancelled while they were on their way: given back */
-    else
-        rlk_ae_complete(q->h.r, RLK_OK, 0, NULL, NULL);
-}
-
 /* The waiter's attempt (rlk_a_wait_fn): semaphore/acquire with the queue's ticket argument. */
 static void asm_attempt(void *arg)
 {
@@ -101,7 +54,7 @@ rlk_async_req *rlk_async_semaphore_acquire(rlk_async *ac, const char *name, long
         rlk_a_common_range(r, who, name, "wait_ms", wait_ms, -1, RLK_NUM_MAX))
         return r;
     snprintf(busy, sizeof busy, "semaphore %s: %lld permit(s) not available", name, permits);
-    q->taken = asm_taken;
+    q->release = &rlk_semaphore_release_call;
     if (rlk_a_semq_init(q, who, name, permits, wait_ms, busy, asm_attempt,
                         rlk_semaphore_acquire_call.script, 0) == 0)
         rlk_a_semq_start(q, who);

@@ -179,6 +179,34 @@ void rlk_a_semq_end(rlk_a_semq *q, int err)
 }
 
 static void rlk_a_semq_act(rlk_a_semq *q, rlk_acq_act *x);
+static int rlk_a_semq_give_back(rlk_a_semq *q);
+
+static void rlk_a_semq_undo_reply(rlk_async *ac, int rc, const redisReply *r, const char *errstr,
+                                  int lost, void *arg)
+{
+    rlk_a_semq *q = arg;
+
+    (void)r;
+    q->w.call = NULL;
+    if (rc == RLK_ERR_IO && !lost && !rlk_ae_closing(ac) && rlk_a_semq_in_budget(q) &&
+        rlk_a_semq_give_back(q) == 0)
+        return;     /* never written: once more */
+    q->cw = RLK_A_SEMQ_NONE;
+    if (rc == RLK_OK)
+        rlk_ae_complete(q->h.r, RLK_ERR_CANCELLED, 0, NULL, "cancelled");
+    else
+        rlk_ae_complete(q->h.r, RLK_ERR_UNSETTLED, 0, NULL, "%s %s: cancelled after %lld "
+                        "permit(s) were taken; giving them back failed%s: %s", q->m.what,
+                        q->name, q->permits, lost ? " (reply lost: it may have run)" : "", errstr);
+}
+
+/* The permits taken given back (semaphore/release of them, psemaphore/release of the id). */
+static int rlk_a_semq_give_back(rlk_a_semq *q)
+{
+    rlk_proto_argvals v = {.n = q->permits, .id = q->id, .idlen = q->idlen};
+
+    return rlk_a_semq_send(q, q->release, &v, RLK_A_SEMQ_UNDO, rlk_a_semq_undo_reply);
+}
 
 static void rlk_a_semq_read_reply(rlk_async *ac, int rc, const redisReply *r, const char *errstr,
                                   int lost, void *arg)
@@ -206,7 +234,13 @@ static void rlk_a_semq_act(rlk_a_semq *q, rlk_acq_act *x)
 
     switch (x->is) {
     case RLK_ACQ_RECORD:
-        q->taken(q);
+        if (!rlk_a_semq_acquired(q))
+            rlk_ae_complete(q->h.r, RLK_OK, 0, q->result, NULL);
+        else if (rlk_a_semq_give_back(q))   /* cancelled while they were on their way */
+            rlk_ae_complete(q->h.r, RLK_ERR_UNSETTLED, 0, NULL, "%s %s: cancelled after %lld "
+                            "permit(s) were taken; could not give them back (%s)", q->m.what,
+                            q->name, q->permits,
+                            rlk_ae_closing(q->h.ac) ? "client freed" : "out of memory");
         return;
     case RLK_ACQ_WAIT:
         rlk_a_semq_busy(q, x->ttl, x->wide);

@@ -48,10 +48,12 @@ typedef struct rlk_a_semq {
     int end_err;                /* with RLK_A_SEMQ_CANCEL: how the request ends */
     char end_msg[256];
     rlk_acq_sem m;              /* the machine (kinds/acq.h): what follows an attempt's reply */
-    const unsigned char *id;    /* a permit-expirable semaphore's id (the read-back's) */
+    const unsigned char *id;    /* a permit-expirable semaphore's id (the read-back's, the
+                                   give-back's) */
     size_t idlen;
-    void (*taken)(struct rlk_a_semq *q);    /* the permits are the request's: the kind completes
-                                               it, or gives them back (rlk_a_semq_acquired) */
+    const char *result;         /* the result's id (NULL: none) */
+    const rlk_proto_call *release;  /* the kind's release: the give-back of permits taken by a
+                                       request cancelled while they were on their way */
 } rlk_a_semq;
 
 /* A new request of ac whose state, of type, has its rlk_a_semq q first
@@ -71,7 +73,8 @@ int rlk_a_semq_init(rlk_a_semq *q, const char *who, const char *name, long long 
                     const char *script, int ids);
 /* The reply of an attempt (rlk_ae_reply_fn, arg q): one never written is sent again in a while
  * within the budget; else it, or its loss, goes to the machine, and its action is done: the
- * permits taken (q->taken), a wait (rlk_a_semq_busy), a lost call's read-back, a retry with the
+ * permits taken (the request completed with q->result, or, cancelled meanwhile, the permits
+ * given back with q->release before it ends RLK_ERR_CANCELLED), a wait (rlk_a_semq_busy), a lost call's read-back, a retry with the
  * same ids within the budget, or the end with the machine's error and message. */
 void rlk_a_semq_reply(rlk_async *ac, int rc, const redisReply *r, const char *errstr, int lost,
                       void *arg);
