@@ -399,7 +399,7 @@ int rlk_conn_open_to(rlk_client *c, const char *host, int port, redisContext **o
     char why[RLK_ERRSTR_MAX];
     int rc;
 
-    *out = NULL;        /* c is not fatal: rlk_conn_open and rlk_topo_open checked */
+    *out = NULL;        /* c is not fatal: rlk_conn_open checked */
     if (rlk_time_limit_tv(c->connect_tv, &tv) < 0) {    /* a wait's limit cuts it */
         tv.tv_sec = 0;                                  /* passed: one last quick try */
         tv.tv_usec = 1000;

@@ -43,14 +43,6 @@ int rlk_topo_dial_blocks(const rlk_client *c)
     return (c->topo->flags & RLK_TOPO_RESOLVES) != 0 || c->tls != NULL;   /* a handshake */
 }
 
-int rlk_topo_open(rlk_client *c, redisContext **out)
-{
-    *out = NULL;
-    if (c->fatal)
-        return rlk_set_error(c, c->fatal, "%s", c->fatal_msg);
-    return c->topo->open(c, out);
-}
-
 void rlk_topo_check(rlk_client *c)
 {
     if (c->topo->check)

@@ -120,8 +120,6 @@ unsigned long long rlk_topo_moves(rlk_client *c);
 /* c->topo->masters: the clients of every master (c itself when there is one), at most max;
  * how many (0 or less: none known). They belong to c. */
 int rlk_topo_masters(rlk_client *c, rlk_client **out, int max);
-/* A dedicated connection to the master of slot (RLK_TOPO_ANY_SLOT: any). */
-int rlk_topo_open(rlk_client *c, redisContext **out);
 /* The watchdog's check before a round (rlk_topo.check), when the variant has one. */
 void rlk_topo_check(rlk_client *c);
 /* Script s by the topology's route (the pool of the one server, or the

@@ -516,7 +516,7 @@ static void *ae_dial_thread(void *arg)
         if (d->refresh && c->topo->refused)
             (void)c->topo->refused(c, RLK_ERR_READONLY);
         d->switches = rlk_topo_moves(c);
-        if ((rc = rlk_topo_open(c, &ctx)) != RLK_OK)
+        if ((rc = rlk_conn_open(c, &ctx)) != RLK_OK)
             snprintf(d->why, sizeof d->why, "%s", rlk_errstr(c));
         d->unmade = rlk_conn_dial_failed();
     }
