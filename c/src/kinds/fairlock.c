@@ -49,21 +49,18 @@ const rlk_renew_task rlk_fairlock_renew_task = {
 };
 
 /* The fair lock's rows (kinds/proto.h): reentrant, and Redisson's non-reentrant fair lock. */
-const rlk_proto rlk_fairlock_row = {
-    .what = "lock", .hold = RLK_KIND_FAIR, .names = "fair", .acquire = "fair/acquire",
-    .acquire_args = "lease_ms owner wait_ms", .release = "fair/release",
-    .release_args = "owner lease_ms publish", .cancel = "fair/cancel",
-    .cancel_args = "owner publish", .force = "fair/force_release", .force_args = "publish",
-    .wait_channel = "channel", .wait = RLK_PROTO_WAIT_FAIR, .renew = &rlk_fairlock_renew_task,
-    .renew_keys = "lock queue timeouts"};
+#define RLK_FAIR_ROW                                                                              \
+    .hold = RLK_KIND_FAIR, .names = "fair", .acquire_args = "lease_ms owner wait_ms",            \
+    .release = "fair/release", .release_args = "owner lease_ms publish", .cancel = "fair/cancel", \
+    .cancel_args = "owner publish", .force = "fair/force_release", .force_args = "publish",     \
+    .wait_channel = "channel", .wait = RLK_PROTO_WAIT_FAIR, .renew = &rlk_fairlock_renew_task,  \
+    .renew_keys = "lock queue timeouts"
 
-const rlk_proto rlk_fairlock_nr_row = {
-    .what = "non-reentrant fair lock", .hold = RLK_KIND_FAIR, .names = "fair",
-    .acquire = "fair/nonreentrant_acquire", .acquire_args = "lease_ms owner wait_ms",
-    .release = "fair/release", .release_args = "owner lease_ms publish", .cancel = "fair/cancel",
-    .cancel_args = "owner publish", .force = "fair/force_release", .force_args = "publish",
-    .wait_channel = "channel", .wait = RLK_PROTO_WAIT_FAIR, .flags = RLK_PROTO_NON_REENTRANT,
-    .renew = &rlk_fairlock_renew_task, .renew_keys = "lock queue timeouts"};
+const rlk_proto rlk_fairlock_row = {RLK_FAIR_ROW, .what = "lock", .acquire = "fair/acquire"};
+
+const rlk_proto rlk_fairlock_nr_row = {RLK_FAIR_ROW, .what = "non-reentrant fair lock",
+                                       .acquire = "fair/nonreentrant_acquire",
+                                       .flags = RLK_PROTO_NON_REENTRANT};
 
 /* ---------------------------------------------------------------- handles */
 

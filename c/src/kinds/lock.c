@@ -114,34 +114,31 @@ const rlk_renew_task rlk_lock_renew_task = {
 
 /* ---------------------------------------------------------------- rows (kinds/proto.h) */
 
-const rlk_proto rlk_lock_row = {
-    .what = "lock", .hold = RLK_KIND_LOCK, .names = "reentrant", .acquire = "reentrant/acquire",
-    .acquire_args = "lease_ms owner ticket", .release = "reentrant/release",
-    .release_args = "owner lease_ms claim_ms publish", .cancel = "reentrant/cancel",
-    .cancel_args = "ticket claim_ms publish", .force = "reentrant/force_release",
-    .force_args = "publish", .wait_channel = "channel", .wait = RLK_PROTO_WAIT_QUEUE,
-    .renew = &rlk_lock_renew_task, .renew_keys = "lock", .grants = &rlk_lock_sub_rule};
+/* What the reentrant lock's rows share: its scripts, renewed by its task; RLK_LOCK_QUEUE: and
+ * a waiter queued in the server's queue of tickets, woken by the grant that names it. */
+#define RLK_LOCK_ROW                                                                              \
+    .what = "lock", .hold = RLK_KIND_LOCK, .names = "reentrant", .acquire = "reentrant/acquire", \
+    .release = "reentrant/release", .release_args = "owner lease_ms claim_ms publish",           \
+    .force = "reentrant/force_release", .force_args = "publish", .wait_channel = "channel",     \
+    .renew = &rlk_lock_renew_task
+#define RLK_LOCK_QUEUE                                                                            \
+    .cancel = "reentrant/cancel", .cancel_args = "ticket claim_ms publish",                     \
+    .wait = RLK_PROTO_WAIT_QUEUE, .grants = &rlk_lock_sub_rule
+
+const rlk_proto rlk_lock_row = {RLK_LOCK_ROW, RLK_LOCK_QUEUE,
+                                .acquire_args = "lease_ms owner ticket", .renew_keys = "lock"};
 
 /* Attempts that never queue (ticket 0). */
-const rlk_proto rlk_lock_spin_row = {
-    .what = "lock", .hold = RLK_KIND_LOCK, .names = "reentrant", .acquire = "reentrant/acquire",
-    .acquire_args = "lease_ms owner ticket", .release = "reentrant/release",
-    .release_args = "owner lease_ms claim_ms publish", .force = "reentrant/force_release",
-    .force_args = "publish", .wait_channel = "channel", .wait = RLK_PROTO_WAIT_SPIN,
-    .renew = &rlk_lock_renew_task, .renew_keys = "lock"};
+const rlk_proto rlk_lock_spin_row = {RLK_LOCK_ROW, .acquire_args = "lease_ms owner ticket",
+                                     .wait = RLK_PROTO_WAIT_SPIN, .renew_keys = "lock"};
 
 /* With a lock-delay (rlk_lock_set_delay): its acquire, release and force name the delay key
  * {name}:rlk_delay last, the acquire its delay_ms; renewed by the reentrant lock's task, each
  * delay key right after its lock (whose PX becomes lease + delay). Also the force unlock of
  * RLK_KIND_LOCK: a force unlock ends a delay. */
-const rlk_proto rlk_lock_delay_row = {
-    .what = "lock", .hold = RLK_KIND_LOCK, .names = "reentrant", .acquire = "reentrant/acquire",
-    .acquire_args = "lease_ms owner ticket delay_ms", .release = "reentrant/release",
-    .release_args = "owner lease_ms claim_ms publish", .cancel = "reentrant/cancel",
-    .cancel_args = "ticket claim_ms publish", .force = "reentrant/force_release",
-    .force_args = "publish", .wait_channel = "channel", .wait = RLK_PROTO_WAIT_QUEUE,
-    .renew = &rlk_lock_renew_task, .renew_keys = "lock delay", .opt_keys = "delay",
-    .grants = &rlk_lock_sub_rule};
+const rlk_proto rlk_lock_delay_row = {RLK_LOCK_ROW, RLK_LOCK_QUEUE,
+                                      .acquire_args = "lease_ms owner ticket delay_ms",
+                                      .renew_keys = "lock delay", .opt_keys = "delay"};
 
 /* Redisson's non-reentrant lock (kinds/nrlock.c): held and renewed as the reentrant lock. */
 const rlk_proto rlk_lock_nr_row = {
