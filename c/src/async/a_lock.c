@@ -73,7 +73,7 @@ typedef struct rlk_a_lockreq {
                                        lock's channel while first (_QUEUE), its ticket (0: no
                                        place in the queue: a single try, or not yet) */
     int end_err;                    /* the error to complete with once the cancel is back */
-    char *end_msg;                  /* the message to end with (heap; NULL: out of memory) */
+    char end_msg[RLK_ACQ_MSG];      /* the message to end with */
 } rlk_a_lockreq;
 
 /* ---------------------------------------------------------------- the request */
@@ -94,27 +94,21 @@ static int alk_send(rlk_a_lockreq *a, const char *script, const char *argnames,
     return a->w.call ? 0 : -1;
 }
 
-static void alk_vset_msg(rlk_a_lockreq *a, const char *fmt, va_list ap)
-{
-    char buf[512];
-
-    vsnprintf(buf, sizeof buf, fmt, ap);
-    free(a->end_msg);
-    a->end_msg = strdup(buf);
-}
-
 static void alk_set_msg(rlk_a_lockreq *a, const char *fmt, ...)
 {
+    char buf[sizeof a->end_msg];    /* fmt's arguments may be a->end_msg itself */
     va_list ap;
 
     va_start(ap, fmt);
-    alk_vset_msg(a, fmt, ap);
+    vsnprintf(buf, sizeof buf, fmt, ap);
     va_end(ap);
+    memcpy(a->end_msg, buf, sizeof buf);
 }
 
-static const char *alk_msg_str(const rlk_a_lockreq *a)
+/* Completes the request with err and the message set (RLK_ERR_CANCELLED for 0). */
+static void alk_complete(rlk_a_lockreq *a, int err)
 {
-    return a->end_msg ? a->end_msg : "out of memory";   /* every end sets one first */
+    rlk_ae_complete(a->h.r, err ? err : RLK_ERR_CANCELLED, 0, NULL, "%s", a->end_msg);
 }
 
 static void alk_free_state(rlk_async_req *r, void *state)
@@ -124,7 +118,7 @@ static void alk_free_state(rlk_async_req *r, void *state)
     (void)r;
     rlk_a_wait_quiet(&a->w);
     rlk_ae_call_forget(a->w.call);
-    rlk_a_common_free(6, a->end_msg, a->name, a->owner, a->value, a->mine, a->values);
+    rlk_a_common_free(5, a->name, a->owner, a->value, a->mine, a->values);
     rlk_proto_keys_free(&a->keys);
 }
 
@@ -143,32 +137,18 @@ static void alk_cancel_reply(rlk_async *ac, int rc, const redisReply *reply, con
     a->w.call = NULL;
     /* Best effort, as the blocking API: a waiter that cannot say so is skipped
      * when its reservation's claim window runs out. */
-    rlk_ae_complete(a->h.r, a->end_err, 0, NULL, "%s", alk_msg_str(a));
+    alk_complete(a, a->end_err);
 }
 
-/* An undone grant (cancelled, or not recorded) or a lost reply's give-back ends the
- * request as set (RLK_ERR_CANCELLED when nothing was). */
-static void alk_undone(rlk_a_lockreq *a)
+/* Ends the request with err and the message set: a queued ticket leaves the queue first (the
+ * row's cancel). */
+static void alk_end(rlk_a_lockreq *a, int err)
 {
-    rlk_ae_complete(a->h.r, a->w.ending ? a->w.ending : RLK_ERR_CANCELLED, 0, NULL, "%s",
-                    alk_msg_str(a));
-}
-
-static void alk_end(rlk_a_lockreq *a, int err, const char *fmt, ...)
-{
-    va_list ap;
-
     rlk_a_wait_quiet(&a->w);
-    va_start(ap, fmt);
-    alk_vset_msg(a, fmt, ap);
-    va_end(ap);
     a->end_err = err;
-    if (a->queued && a->k->cancel && !rlk_ae_closing(a->h.ac)) {
-        if (alk_send(a, a->k->cancel, a->k->cancel_args, 0, a->w.ticket,
-                     alk_cancel_reply) == 0)
-            return;
-    }
-    rlk_ae_complete(a->h.r, err, 0, NULL, "%s", alk_msg_str(a));
+    if (!a->queued || !a->k->cancel || rlk_ae_closing(a->h.ac) ||
+        alk_send(a, a->k->cancel, a->k->cancel_args, 0, a->w.ticket, alk_cancel_reply) != 0)
+        alk_complete(a, err);
 }
 
 /* The wait ran out (or was cancelled). */
@@ -177,11 +157,12 @@ static void alk_end_busy(void *arg)
     rlk_a_lockreq *a = arg;
 
     if (a->w.ending == RLK_ERR_CANCELLED)
-        alk_end(a, RLK_ERR_CANCELLED, "cancelled");
+        alk_set_msg(a, "cancelled");
     else
-        alk_end(a, RLK_ERR_BUSY, "%s %s: held by another holder%s after %lld ms", a->k->what,
-                a->name, a->delay_ms > 0 ? " (or in the lock-delay of one that lost it)" : "",
-                rlk_a_common_elapsed(&a->h));
+        alk_set_msg(a, "%s %s: held by another holder%s after %lld ms", a->k->what, a->name,
+                    a->delay_ms > 0 ? " (or in the lock-delay of one that lost it)" : "",
+                    rlk_a_common_elapsed(&a->h));
+    alk_end(a, a->w.ending == RLK_ERR_CANCELLED ? RLK_ERR_CANCELLED : RLK_ERR_BUSY);
 }
 
 static int alk_replied(rlk_a_lockreq *a, int rc, const char *errstr)
@@ -203,7 +184,7 @@ static void alk_cancel_hook(rlk_async_req *r, void *state)
     a->w.ending = RLK_ERR_CANCELLED;
     if (a->w.call)
         return;     /* the call in flight decides (a grant is given back) */
-    alk_end(a, RLK_ERR_CANCELLED, "cancelled");
+    alk_end_busy(a);
 }
 
 static void alk_bind(rlk_a_lockreq *a, const rlk_proto *k)
@@ -368,7 +349,7 @@ static void alk_read_back(rlk_a_lockreq *a)
 
     rlk_acq_lost(&a->m, a->m.rel, a->m.lost_rc, &x);
     if (x.call)
-        alk_send(a, x.call, a->k->held_args, a->lease_ms, 0, alk_read_reply);
+        alk_send(a, x.call, x.args, a->lease_ms, 0, alk_read_reply);
     else
         a->w.call = rlk_ae_command(a->h.ac, 3, argv, alk_read_reply, a);
     if (!a->w.call && !rlk_ae_req_done(a->h.r))
@@ -389,11 +370,37 @@ static void alk_lost(rlk_a_lockreq *a, int rel, int rc, const char *errstr)
 
 static void alk_give_back(rlk_a_lockreq *a);
 
+/* A release's end (rc; its outcome, enum rlk_release_outcome, the holds left after it, or, a
+ * reply, -1: the client's count less one while it counts more), the client's hold made to
+ * follow it: released, gone or left to its lease (unknown), forgotten (a value list not held
+ * says nothing of its other values). An unlock completes with the holds left, or
+ * RLK_ERR_NOT_OWNER (a lost release settled as gone meanwhile too, as the blocking unlock). */
+static void alk_released(rlk_a_lockreq *a, int rc, int outcome, long long left, const char *msg)
+{
+    rlk_a_hold *h = rlk_a_hold_find(a->h.ac, a->k->hold, a->name, a->owner);
+    int values = h && h->row && (((const rlk_proto *)h->row)->flags & RLK_PROTO_VALUES);
+
+    if (left < 0)
+        left = h && h->count > 1 && (outcome == RLK_REL_STILL_HELD ||
+                                     (a->values && outcome == RLK_REL_RELEASED)) ? h->count - 1 : 0;
+    if (h && rc == RLK_OK && left > 0)
+        h->count = left;
+    else if (h && (rc == RLK_OK || rc == RLK_ERR_UNSETTLED) &&
+             !(values && outcome == RLK_REL_NOT_OWNER))
+        rlk_a_hold_drop(a->h.ac, h);
+    if (a->acquire)
+        alk_complete(a, a->w.ending);
+    else if (rc == RLK_OK && outcome == RLK_REL_NOT_OWNER)
+        rlk_ae_complete(a->h.r, RLK_ERR_NOT_OWNER, 0, NULL, "%s %s: not held by task %llu",
+                        a->k->what, a->name, a->task);
+    else
+        rlk_ae_complete(a->h.r, rc, left > 0 ? left : outcome == RLK_REL_STILL_HELD, NULL,
+                        rc == RLK_OK ? NULL : "%s", msg);
+}
+
 /* The loop's interpreter of the machine's action x (kinds/acq.h). */
 static void alk_act(rlk_a_lockreq *a, rlk_acq_act *x)
 {
-    rlk_a_hold *h;
-
     switch (x->is) {
     case RLK_ACQ_SEND:
         alk_release(a);     /* a lost release that did not run */
@@ -418,15 +425,7 @@ static void alk_act(rlk_a_lockreq *a, rlk_acq_act *x)
         break;
     }
     if (a->m.rel) {     /* a lost release settled */
-        h = rlk_a_hold_find(a->h.ac, a->k->hold, a->name, a->owner);
-        if (h && x->err == RLK_OK && x->value == RLK_REL_STILL_HELD)
-            h->count = x->n;
-        else if (h)
-            rlk_a_hold_drop(a->h.ac, h);    /* gone, or left to its lease (unknown) */
-        if (a->acquire)
-            alk_undone(a);
-        else
-            rlk_ae_complete(a->h.r, x->err, x->n, NULL, x->msg[0] ? "%s" : NULL, x->msg);
+        alk_released(a, x->err, (int)x->value, x->n, x->msg);
         return;
     }
     if (x->retry) {
@@ -439,10 +438,13 @@ static void alk_act(rlk_a_lockreq *a, rlk_acq_act *x)
             rlk_a_wait_retry(&a->w, 0);
         return;
     }
-    if (x->err == RLK_OK)
+    if (x->err == RLK_OK) {
         rlk_ae_complete(a->h.r, RLK_OK, a->m.token, NULL, NULL);
-    else
-        alk_end(a, x->err, "%s", x->msg[0] ? x->msg : alk_msg_str(a));
+        return;
+    }
+    if (x->msg[0])
+        alk_set_msg(a, "%s", x->msg);
+    alk_end(a, x->err);
 }
 
 static void alk_acquire_reply(rlk_async *ac, int rc, const redisReply *r, const char *errstr,
@@ -458,16 +460,14 @@ static void alk_acquire_reply(rlk_async *ac, int rc, const redisReply *r, const 
         alk_lost(a, 0, rc, errstr);     /* it may have run: find out */
         return;
     }
-    if (rc == RLK_ERR_IO && !a->w.ending && rlk_a_common_elapsed(&a->h) <= alk_budget(a)) {
-        /* Never written: try again within the wait (a single try: once more in a while). */
-        rlk_a_wait_retry(&a->w, RLK_A_RETRY_MS);
+    /* Never written: cancelled (it never ran), or tried again within the wait (a single try:
+     * once more in a while), or the I/O error (the machine's END) */
+    if (rc == RLK_ERR_IO && a->w.ending == RLK_ERR_CANCELLED) {
+        alk_end_busy(a);
         return;
     }
-    if (rc == RLK_ERR_IO) {     /* never written: cancelled (it never ran), or the I/O error */
-        int cancelled = a->w.ending == RLK_ERR_CANCELLED;
-
-        alk_end(a, cancelled ? RLK_ERR_CANCELLED : RLK_ERR_IO, "%s",
-                cancelled ? "cancelled" : errstr);
+    if (rc == RLK_ERR_IO && !a->w.ending && rlk_a_common_elapsed(&a->h) <= alk_budget(a)) {
+        rlk_a_wait_retry(&a->w, RLK_A_RETRY_MS);
         return;
     }
     if (rc != RLK_OK)
@@ -508,7 +508,7 @@ static void alk_give_back(rlk_a_lockreq *a)
         a->sent = a->m.start_ms;
         alk_acquired(a);
     } else
-        alk_undone(a);
+        alk_complete(a, a->w.ending);
 }
 
 static void alk_read_reply(rlk_async *ac, int rc, const redisReply *r, const char *errstr,
@@ -525,7 +525,7 @@ static void alk_read_reply(rlk_async *ac, int rc, const redisReply *r, const cha
         alk_read_back(a);   /* not settled yet: read again while the budget lasts */
         return;
     }
-    snprintf(why, sizeof why, "%s", alk_msg_str(a));
+    snprintf(why, sizeof why, "%s", a->end_msg);
     if (rc != RLK_OK)
         rlk_acq_unknown(&a->m, why, &x);
     else
@@ -546,9 +546,11 @@ static void alk_attempt(void *arg)
     alk_known(a, h);
     a->sent = rlk_ae_now_ms();
     if (alk_send(a, a->k->acquire, a->k->acquire_args, a->lease_ms,
-                 a->queued ? -a->w.ticket : a->w.ticket, alk_acquire_reply) != 0)
-        alk_end(a, rlk_ae_closing(a->h.ac) ? RLK_ERR_CLOSED : RLK_ERR_NOMEM, "%s %s: %s",
-                a->k->what, a->name, rlk_ae_closing(a->h.ac) ? "client freed" : "out of memory");
+                 a->queued ? -a->w.ticket : a->w.ticket, alk_acquire_reply) != 0) {
+        alk_set_msg(a, "%s %s: %s", a->k->what, a->name,
+                    rlk_ae_closing(a->h.ac) ? "client freed" : "out of memory");
+        alk_end(a, rlk_ae_closing(a->h.ac) ? RLK_ERR_CLOSED : RLK_ERR_NOMEM);
+    }
 }
 
 /* ---------------------------------------------------------------- unlock */
@@ -557,8 +559,6 @@ static void alk_release_reply(rlk_async *ac, int rc, const redisReply *r, const 
                               int lost, void *arg)
 {
     rlk_a_lockreq *a = arg;
-    int outcome;
-    rlk_a_hold *h;
 
     (void)ac;
     if (alk_replied(a, rc, errstr))
@@ -571,34 +571,7 @@ static void alk_release_reply(rlk_async *ac, int rc, const redisReply *r, const 
         alk_release(a);     /* never written: once more */
         return;
     }
-    h = rlk_a_hold_find(a->h.ac, a->k->hold, a->name, a->owner);
-    if (rc != RLK_OK) {
-        rlk_ae_complete(a->h.r, rc, 0, NULL, "%s", errstr);
-        return;
-    }
-    if ((outcome = rlk_fam_release_read(r)) == RLK_REL_NOT_OWNER) {
-        if (h && !(h->row && (((const rlk_proto *)h->row)->flags & RLK_PROTO_VALUES)))
-            rlk_a_hold_drop(a->h.ac, h);    /* not held any more (lost): forget it (a value
-                                               list not held says nothing of its other values) */
-        if (a->acquire)
-            alk_undone(a);
-        else
-            rlk_ae_complete(a->h.r, RLK_ERR_NOT_OWNER, 0, NULL,
-                            "%s %s: not held by task %llu", a->k->what, a->name, a->task);
-        return;
-    }
-    if (outcome != RLK_REL_ERROR && (outcome == RLK_REL_STILL_HELD || a->values) && h &&
-        h->count > 1) {
-        h->count--;
-    } else if (h) {
-        rlk_a_hold_drop(a->h.ac, h);
-        h = NULL;
-    }
-    if (a->acquire)
-        alk_undone(a);
-    else
-        rlk_ae_complete(a->h.r, RLK_OK, h ? h->count : outcome == RLK_REL_STILL_HELD, NULL,
-                        NULL);
+    alk_released(a, rc, rc == RLK_OK ? rlk_fam_release_read(r) : RLK_REL_ERROR, -1, errstr);
 }
 
 /* The row's release once (an unlock, or an acquisition's undo of its grant). */

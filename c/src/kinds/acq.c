@@ -333,8 +333,6 @@ long long rlk_acq_ticket(int counts_exact, const char *uuid)
 
 /* ---------------------------------------------------------------- the semaphores */
 
-#define RLK_ACQ_SEM_COUNT(q, f) do { if ((q)->counters) RLK_COUNT((q)->counters, f); } while (0)
-
 void rlk_acq_sem_init(rlk_acq_sem *q, const char *what, const char *name, const char *script,
                       long long permits, int ids)
 {
@@ -389,7 +387,7 @@ int rlk_acq_sem_lost(rlk_acq_sem *q, int rc, const char *why, rlk_acq_act *a)
         a->args = "id publish";
         return rlk_acq_is(a, RLK_ACQ_READ);
     }
-    RLK_ACQ_SEM_COUNT(q, lost_unsettled);
+    RLK_ACQ_COUNT(q, lost_unsettled);
     return rlk_acq_end(a, RLK_ERR_UNSETTLED, "%s %s: the acquire's reply was lost and %lld "
                        "permit(s) may have been taken (not repeated: it could take them twice): "
                        "%s", q->what, q->name, q->permits, why);
@@ -399,12 +397,12 @@ int rlk_acq_sem_read(rlk_acq_sem *q, const redisReply *r, const char *why, rlk_a
 {
     memset(a, 0, sizeof *a);
     if (r && r->type == REDIS_REPLY_INTEGER && r->integer != 0) {
-        RLK_ACQ_SEM_COUNT(q, lost_adopted);     /* its first id held: it took them all */
+        RLK_ACQ_COUNT(q, lost_adopted);     /* its first id held: it took them all */
         return rlk_acq_is(a, RLK_ACQ_RECORD);
     }
     a->retry = 1;
     if (!r)
         return rlk_acq_end(a, q->lost_rc, "%s", why);
-    RLK_ACQ_SEM_COUNT(q, lost_not_run);
+    RLK_ACQ_COUNT(q, lost_not_run);
     return rlk_acq_end(a, q->lost_rc, "%s (settled: the acquire did not take the permits)", why);
 }

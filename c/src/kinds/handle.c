@@ -98,7 +98,7 @@ int rlk_handle_undo(void *arg)
 /* The record of an acquisition (sent at sent_ns): the holds beyond it that this thread's
  * doubt of the same hold turns out to have left (runtime/fam_settle.h rlk_fam_doubt_read, by
  * the one settle rule) given back too, beyond those the caller names. */
-int rlk_handle_record(rlk_handle_acq *a, long long sent_ns, int beyond)
+static int rlk_handle_record(rlk_handle_acq *a, long long sent_ns, int beyond)
 {
     long long before, now;
 
@@ -128,31 +128,40 @@ static int rlk_handle_act(rlk_handle_acq *a, rlk_acq_act *x)
     return x->msg[0] ? rlk_set_error(c, x->err, "%s", x->msg) : x->err;
 }
 
+/* The read-back the machine's READ x asks for once the connection is fenced (settled RLK_OK):
+ * its call with v (a value list's ntail values after its ARGV), or HGET of the holder's field;
+ * the call's error kept. RLK_OK with its reply in *r, else the error that left it unread. */
+static int rlk_handle_read(const rlk_fam_base *b, const rlk_acq_act *x,
+                           const rlk_proto_argvals *v, size_t ntail, const char *const *tail,
+                           int settled, redisReply **r)
+{
+    const char *argv[3] = {"HGET", b->name, x->field};
+    rlk_fam_err e;
+
+    if (settled != RLK_OK)
+        return settled;
+    rlk_fam_err_keep(b->c, &e);
+    settled = x->call ? rlk_handle_evalt(b, &(rlk_proto_call){x->call, x->args}, NULL, v, ntail,
+                                         tail, NULL, NULL, r)
+                      : rlk_command(b->c, 3, argv, NULL, r);
+    rlk_fam_err_put(b->c, &e, settled);
+    return settled;
+}
+
 /* A call of b whose reply was lost (rel: a release; rc its error), the machine q: 0 when the
  * reply was not lost (rc stands). Else 1 and x the machine's action once the connection is
- * fenced and the read-back it asks for made (or could not be): the row's held script (a value
- * list's ntail values after its ARGV), or the holder's field. */
+ * fenced and the read-back it asks for made (or could not be). */
 static int rlk_handle_read_back(const rlk_fam_base *b, rlk_acq *q, int rel, int rc,
                                 size_t ntail, const char *const *tail, rlk_acq_act *x)
 {
-    const char *argv[3] = {"HGET", b->name};
     rlk_proto_argvals v = {.owner = q->owner, .lease_ms = q->lease_ms};
     redisReply *r = NULL;
-    rlk_fam_err e;
     int settled;
 
     if (!rlk_fam_lost_fence(b, &settled))
         return 0;
     rlk_acq_lost(q, rel, rc, x);
-    argv[2] = x->field;
-    if (settled == RLK_OK) {
-        rlk_fam_err_keep(b->c, &e);
-        settled = x->call ? rlk_handle_evalt(b, &(rlk_proto_call){x->call, q->row->held_args},
-                                             NULL, &v, ntail, tail, NULL, NULL, &r)
-                          : rlk_command(b->c, 3, argv, NULL, &r);
-        rlk_fam_err_put(b->c, &e, settled);
-    }
-    if (settled == RLK_OK)
+    if (rlk_handle_read(b, x, &v, ntail, tail, settled, &r) == RLK_OK)
         rlk_acq_read(q, r, rlk_clock_now_ns() / RLK_NS_PER_MS, rlk_errstr(b->c), x);
     else
         rlk_acq_unknown(q, rlk_errstr(b->c), x);
@@ -494,7 +503,6 @@ int rlk_handle_sem_attempt(const rlk_fam_base *b, rlk_acq_sem *q, rlk_sem_queue_
 {
     redisReply *r = NULL;
     rlk_acq_act x;
-    rlk_fam_err e;
     int rc, settled;
 
     *bound_ms = -1;
@@ -505,12 +513,7 @@ int rlk_handle_sem_attempt(const rlk_fam_base *b, rlk_acq_sem *q, rlk_sem_queue_
     if (rc == RLK_OK || !rlk_fam_lost_fence(b, &settled)) {
         rlk_acq_sem_reply(q, rc, rlk_errstr(b->c), r, &x);
     } else if (rlk_acq_sem_lost(q, rc, rlk_errstr(b->c), &x) == RLK_ACQ_READ) {
-        if (settled == RLK_OK) {    /* the lost call has run or never will */
-            rlk_fam_err_keep(b->c, &e);
-            settled = rlk_handle_evalt(b, &(rlk_proto_call){x.call, x.args}, NULL, &v, 0, NULL,
-                                       NULL, NULL, &r);
-            rlk_fam_err_put(b->c, &e, settled);
-        }
+        settled = rlk_handle_read(b, &x, &v, 0, NULL, settled, &r);
         rlk_acq_sem_read(q, settled == RLK_OK ? r : NULL, rlk_errstr(b->c), &x);
     }
     if (r)

@@ -111,11 +111,6 @@ int rlk_handle_undo(void *arg);
 int rlk_handle_unlock(rlk_fam_base *b, const rlk_proto *row, const char *what,
                       const char *owner_fn, rlk_lq *q, const char *secret);
 
-/* Records a's acquisition (sent at sent_ns; runtime/fam_settle.h rlk_fam_record), beyond
- * holds given back after it, or the holds this thread's doubt of the hold turns out to have
- * left (kinds/acq.h's rule). */
-int rlk_handle_record(rlk_handle_acq *a, long long sent_ns, int beyond);
-
 /* The settle of a lost acquire of a (sent at sent_ns, rc its error): the default of
  * a->settle; a kind's own sets what the machine a->m needs first (the faster MultiLock: m.exact). */
 int rlk_handle_lost(rlk_handle_acq *a, int rc, long long sent_ns);
