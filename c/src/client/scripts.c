@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "client/client_t.h"
+#include "client/functions.h"
 #include "client/scripts.h"
 #include "client/sha1.h"
 
@@ -98,18 +99,13 @@ const char *rlk_script_key_roles(const char *name)
     return r ? r->roles : NULL;
 }
 
-/* The scripts that never write (their includes neither): they may run on a
- * replica (role.h), and no WAIT follows them (conn.h). */
-static const char *const rlk_read_only_scripts[] = {
-    "elect/leader",    "fastmulti/counts", "fastmulti/held",      "fenced/held",
-    "fenced/token",    "latch/count",      "latch/ttl",           "psemaphore/size",
-    "psemaphore/ttl",  "semaphore/available", "semaphore/ttl",    NULL,
-};
-
+/* The scripts that never write (their includes neither): the ones flagged no-writes, as
+ * tools/gen-functions.lua lists them from their bodies. They may run on a replica (role.h),
+ * and no WAIT follows them (conn.h). */
 int rlk_script_writes(const rlk_script_info *s)
 {
-    for (int i = 0; rlk_read_only_scripts[i]; i++)
-        if (strcmp(s->name, rlk_read_only_scripts[i]) == 0)
+    for (int i = 0; rlk_no_writes_name[i]; i++)
+        if (strcmp(s->name, rlk_no_writes_name[i]) == 0)
             return 0;
     return 1;
 }
