@@ -84,23 +84,24 @@ const rlk_renew_task rlk_rwlock_renew_writer = {
     "rwlock/renew_writer", RLK_RENEW_ALONE, rlk_renew_build_one, rlk_renew_reply_one, NULL
 };
 
-/* The read and write sides' rows (kinds/proto.h). */
+/* The read and write sides' rows (kinds/proto.h), with what both share. */
+#define RLK_RW_ROW                                                                                \
+    .what = "lock", .names = "rwlock", .force = "rwlock/force_release",                           \
+    .force_args = "mode claim_ms publish", .wait_channel = "channel"
+
 const rlk_proto rlk_rwlock_read_row = {
-    .what = "lock", .hold = RLK_KIND_READ, .names = "rwlock", .acquire = "rwlock/read_acquire",
+    RLK_RW_ROW, .hold = RLK_KIND_READ, .acquire = "rwlock/read_acquire",
     .acquire_args = "lease_ms owner", .release = "rwlock/read_release",
-    .release_args = "owner claim_ms publish", .force = "rwlock/force_release",
-    .force_args = "mode claim_ms publish", .wait_channel = "channel",
-    .wait = RLK_PROTO_WAIT_CHANNEL, .renew = &rlk_rwlock_renew_readers,
-    .renew_keys = "lock prefix"};
+    .release_args = "owner claim_ms publish", .wait = RLK_PROTO_WAIT_CHANNEL,
+    .renew = &rlk_rwlock_renew_readers, .renew_keys = "lock prefix"};
 
 const rlk_proto rlk_rwlock_write_row = {
-    .what = "lock", .hold = RLK_KIND_WRITE, .names = "rwlock", .acquire = "rwlock/write_acquire",
+    RLK_RW_ROW, .hold = RLK_KIND_WRITE, .acquire = "rwlock/write_acquire",
     .acquire_args = "lease_ms owner ticket", .release = "rwlock/write_release",
     .release_args = "owner lease_ms claim_ms publish", .cancel = "rwlock/cancel",
-    .cancel_args = "ticket claim_ms publish", .force = "rwlock/force_release",
-    .force_args = "mode claim_ms publish", .wait_channel = "channel",
-    .wait = RLK_PROTO_WAIT_QUEUE, .field_suffix = ":write", .renew = &rlk_rwlock_renew_writer,
-    .renew_keys = "lock", .grants = &rlk_lock_sub_rule};
+    .cancel_args = "ticket claim_ms publish", .wait = RLK_PROTO_WAIT_QUEUE,
+    .field_suffix = ":write", .renew = &rlk_rwlock_renew_writer, .renew_keys = "lock",
+    .grants = &rlk_lock_sub_rule};
 
 /* The side's row; its hold: the side's kind, RLK_KIND_WRITE or RLK_KIND_READ. */
 static const rlk_proto *rlk_rw_row(int side)
