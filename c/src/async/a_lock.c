@@ -72,17 +72,24 @@ typedef struct rlk_a_lockreq {
                                        listener on its own channel (else the lock's), the
                                        lock's channel while first (_QUEUE), its ticket (0: no
                                        place in the queue: a single try, or not yet) */
+    int cw;                         /* ALK_*: what the call in flight is */
     int end_err;                    /* the error to complete with once the cancel is back */
     char end_msg[RLK_ACQ_MSG];      /* the message to end with */
 } rlk_a_lockreq;
 
 /* ---------------------------------------------------------------- the request */
 
+/* What the call in flight is (rlk_a_lockreq.cw): its reply goes to alk_reply. */
+enum { ALK_ACQUIRE, ALK_READ, ALK_GIVE_BACK, ALK_RELEASE, ALK_FORCE, ALK_CANCEL };
+
+static void alk_reply(rlk_async *ac, int rc, const redisReply *r, const char *errstr, int lost,
+                      void *arg);
+
 /* Sends script with the args named (kinds/proto.h's call, its KEYS the header's roles, then
- * the row's optional ones but for the cancel, a value list's values after its ARGV): the call
- * in flight is then a->w.call; 0. -1: not sent (out of memory, closing; fn is not called). */
+ * the row's optional ones but for the cancel, a value list's values after its ARGV) as the call
+ * in flight, a->w.call, of kind cw: 0. -1: not sent (out of memory, closing). */
 static int alk_send(rlk_a_lockreq *a, const char *script, const char *argnames,
-                    long long lease, long long ticket, rlk_ae_reply_fn fn)
+                    long long lease, long long ticket, int cw)
 {
     rlk_proto_argvals v = {.lease_ms = lease, .owner = a->owner, .ticket = ticket,
                            .value = a->value, .delay_ms = a->delay_ms,
@@ -90,7 +97,8 @@ static int alk_send(rlk_a_lockreq *a, const char *script, const char *argnames,
 
     a->w.call = rlk_a_kind_callo(a->h.ac, &(rlk_proto_call){script, argnames},
                                 script == a->k->cancel ? NULL : a->k->opt_keys, a->name, &v,
-                                a->values, fn, a);
+                                a->values, alk_reply, a);
+    a->cw = cw;
     return a->w.call ? 0 : -1;
 }
 
@@ -128,18 +136,6 @@ static long long alk_budget(const rlk_a_lockreq *a)
     return rlk_a_common_budget(a->h.ac, a->wait_ms);
 }
 
-static void alk_cancel_reply(rlk_async *ac, int rc, const redisReply *reply, const char *errstr,
-                             int lost, void *arg)
-{
-    rlk_a_lockreq *a = arg;
-
-    rlk_a_unused(5, ac, rc, reply, errstr, lost);
-    a->w.call = NULL;
-    /* Best effort, as the blocking API: a waiter that cannot say so is skipped
-     * when its reservation's claim window runs out. */
-    alk_complete(a, a->end_err);
-}
-
 /* Ends the request with err and the message set: a queued ticket leaves the queue first (the
  * row's cancel). */
 static void alk_end(rlk_a_lockreq *a, int err)
@@ -147,7 +143,7 @@ static void alk_end(rlk_a_lockreq *a, int err)
     rlk_a_wait_quiet(&a->w);
     a->end_err = err;
     if (!a->queued || !a->k->cancel || rlk_ae_closing(a->h.ac) ||
-        alk_send(a, a->k->cancel, a->k->cancel_args, 0, a->w.ticket, alk_cancel_reply) != 0)
+        alk_send(a, a->k->cancel, a->k->cancel_args, 0, a->w.ticket, ALK_CANCEL) != 0)
         alk_complete(a, err);
 }
 
@@ -163,15 +159,6 @@ static void alk_end_busy(void *arg)
                     a->delay_ms > 0 ? " (or in the lock-delay of one that lost it)" : "",
                     rlk_a_common_elapsed(&a->h));
     alk_end(a, a->w.ending == RLK_ERR_CANCELLED ? RLK_ERR_CANCELLED : RLK_ERR_BUSY);
-}
-
-static int alk_replied(rlk_a_lockreq *a, int rc, const char *errstr)
-{
-    a->w.call = NULL;
-    if (rc != RLK_ERR_CLOSED)
-        return 0;
-    rlk_ae_complete(a->h.r, rc, 0, NULL, "%s", errstr);
-    return 1;
 }
 
 static void alk_cancel_hook(rlk_async_req *r, void *state)
@@ -337,9 +324,6 @@ static void alk_busy(rlk_a_lockreq *a, long long ttl, int first)
                                       RLK_A_KEEPALIVE_MS));
 }
 
-static void alk_read_reply(rlk_async *ac, int rc, const redisReply *reply, const char *errstr,
-                           int lost, void *arg);
-
 /* Reads back after a lost reply (the engine fenced the connection it went out on first), as
  * the machine asks: the row's held script, a value list's counts, or the holder's field. */
 static void alk_read_back(rlk_a_lockreq *a)
@@ -348,10 +332,11 @@ static void alk_read_back(rlk_a_lockreq *a)
     const char *argv[3] = {"HGET", a->name, x.field};
 
     rlk_acq_lost(&a->m, a->m.rel, a->m.lost_rc, &x);
+    a->cw = ALK_READ;
     if (x.call)
-        alk_send(a, x.call, x.args, a->lease_ms, 0, alk_read_reply);
+        alk_send(a, x.call, x.args, a->lease_ms, 0, ALK_READ);
     else
-        a->w.call = rlk_ae_command(a->h.ac, 3, argv, alk_read_reply, a);
+        a->w.call = rlk_ae_command(a->h.ac, 3, argv, alk_reply, a);
     if (!a->w.call && !rlk_ae_req_done(a->h.r))
         rlk_ae_complete(a->h.r, rlk_ae_closing(a->h.ac) ? RLK_ERR_CLOSED : RLK_ERR_NOMEM, 0, NULL,
                         "%s %s: could not read back a lost reply", a->k->what, a->name);
@@ -447,15 +432,11 @@ static void alk_act(rlk_a_lockreq *a, rlk_acq_act *x)
     alk_end(a, x->err);
 }
 
-static void alk_acquire_reply(rlk_async *ac, int rc, const redisReply *r, const char *errstr,
-                              int lost, void *arg)
+static void alk_acquire_reply(rlk_a_lockreq *a, int rc, const redisReply *r, const char *errstr,
+                              int lost)
 {
-    rlk_a_lockreq *a = arg;
     rlk_acq_act x;
 
-    (void)ac;
-    if (alk_replied(a, rc, errstr))
-        return;
     if (rc == RLK_ERR_IO && lost) {
         alk_lost(a, 0, rc, errstr);     /* it may have run: find out */
         return;
@@ -476,15 +457,10 @@ static void alk_acquire_reply(rlk_async *ac, int rc, const redisReply *r, const 
     alk_act(a, &x);
 }
 
-static void alk_give_back_reply(rlk_async *ac, int rc, const redisReply *r, const char *errstr,
-                                int lost, void *arg)
+static void alk_give_back_reply(rlk_a_lockreq *a, int rc, const redisReply *r)
 {
-    rlk_a_lockreq *a = arg;
     int outcome = rc == RLK_OK ? rlk_fam_release_read(r) : RLK_REL_ERROR;
 
-    rlk_a_unused(2, ac, lost);
-    if (alk_replied(a, rc, errstr))
-        return;
     if (outcome == RLK_REL_RELEASED || outcome == RLK_REL_STILL_HELD) {
         RLK_A_COUNT(a->h, lost_given_back);
         a->give_back--;
@@ -499,8 +475,7 @@ static void alk_give_back_reply(rlk_async *ac, int rc, const redisReply *r, cons
 static void alk_give_back(rlk_a_lockreq *a)
 {
     if (a->give_back > 0) {
-        if (alk_send(a, a->k->release, a->k->release_args, a->lease_ms, 0,
-                     alk_give_back_reply) == 0)
+        if (alk_send(a, a->k->release, a->k->release_args, a->lease_ms, 0, ALK_GIVE_BACK) == 0)
             return;
         a->give_back = 0;
     }
@@ -511,16 +486,11 @@ static void alk_give_back(rlk_a_lockreq *a)
         alk_complete(a, a->w.ending);
 }
 
-static void alk_read_reply(rlk_async *ac, int rc, const redisReply *r, const char *errstr,
-                           int lost, void *arg)
+static void alk_read_reply(rlk_a_lockreq *a, int rc, const redisReply *r)
 {
-    rlk_a_lockreq *a = arg;
     char why[RLK_ACQ_MSG];
     rlk_acq_act x;
 
-    rlk_a_unused(2, ac, lost);
-    if (alk_replied(a, rc, errstr))
-        return;
     if (rc != RLK_OK && rlk_a_common_elapsed(&a->h) <= alk_budget(a)) {
         alk_read_back(a);   /* not settled yet: read again while the budget lasts */
         return;
@@ -546,7 +516,7 @@ static void alk_attempt(void *arg)
     alk_known(a, h);
     a->sent = rlk_ae_now_ms();
     if (alk_send(a, a->k->acquire, a->k->acquire_args, a->lease_ms,
-                 a->queued ? -a->w.ticket : a->w.ticket, alk_acquire_reply) != 0) {
+                 a->queued ? -a->w.ticket : a->w.ticket, ALK_ACQUIRE) != 0) {
         alk_set_msg(a, "%s %s: %s", a->k->what, a->name,
                     rlk_ae_closing(a->h.ac) ? "client freed" : "out of memory");
         alk_end(a, rlk_ae_closing(a->h.ac) ? RLK_ERR_CLOSED : RLK_ERR_NOMEM);
@@ -555,14 +525,9 @@ static void alk_attempt(void *arg)
 
 /* ---------------------------------------------------------------- unlock */
 
-static void alk_release_reply(rlk_async *ac, int rc, const redisReply *r, const char *errstr,
-                              int lost, void *arg)
+static void alk_release_reply(rlk_a_lockreq *a, int rc, const redisReply *r, const char *errstr,
+                              int lost)
 {
-    rlk_a_lockreq *a = arg;
-
-    (void)ac;
-    if (alk_replied(a, rc, errstr))
-        return;
     if (rc == RLK_ERR_IO && lost) {
         alk_lost(a, 1, rc, errstr);
         return;
@@ -592,8 +557,7 @@ static void alk_release(rlk_a_lockreq *a)
         h->wd = NULL;
     }
     if (alk_send(a, a->k->release, a->k->release_args,
-                 h && h->lease_ms > 0 ? h->lease_ms : c->watchdog_lease_ms, 0,
-                 alk_release_reply) != 0)
+                 h && h->lease_ms > 0 ? h->lease_ms : c->watchdog_lease_ms, 0, ALK_RELEASE) != 0)
         rlk_a_common_unsent(a->h.r, a->k->what, a->name);
 }
 
@@ -602,16 +566,10 @@ static void alk_release(rlk_a_lockreq *a)
 /* The row's force-release script: a lost reply or one never written is sent
  * again while the budget lasts (deleting twice is harmless: value may then
  * say 0). */
-static void alk_force_reply(rlk_async *ac, int rc, const redisReply *r, const char *errstr,
-                            int lost, void *arg)
+static void alk_force_reply(rlk_a_lockreq *a, int rc, const redisReply *r, const char *errstr)
 {
-    rlk_a_lockreq *a = arg;
-
-    (void)lost;
-    if (alk_replied(a, rc, errstr))
-        return;
     if (rc == RLK_ERR_IO && rlk_a_common_elapsed(&a->h) < alk_budget(a) &&
-        alk_send(a, a->k->force, a->k->force_args, 0, 0, alk_force_reply) == 0)
+        alk_send(a, a->k->force, a->k->force_args, 0, 0, ALK_FORCE) == 0)
         return;
     if (rc != RLK_OK) {
         rlk_ae_complete(a->h.r, rc, 0, NULL, "%s", errstr);
@@ -619,8 +577,33 @@ static void alk_force_reply(rlk_async *ac, int rc, const redisReply *r, const ch
     }
     /* This client's holds of the name that the script cleared: those of every kind whose
      * force unlock is the same script (the same data). */
-    rlk_a_hold_drop_forced(ac, a->name, a->k);
+    rlk_a_hold_drop_forced(a->h.ac, a->name, a->k);
     rlk_ae_complete(a->h.r, RLK_OK, r->type == REDIS_REPLY_INTEGER ? r->integer : 0, NULL, NULL);
+}
+
+/* The reply of the call in flight (rlk_ae_reply_fn, arg the request), by what it is. */
+static void alk_reply(rlk_async *ac, int rc, const redisReply *r, const char *errstr, int lost,
+                      void *arg)
+{
+    rlk_a_lockreq *a = arg;
+
+    (void)ac;
+    a->w.call = NULL;
+    if (a->cw == ALK_CANCEL)    /* best effort, as the blocking API's: a waiter that cannot say
+                                   so is skipped when its reservation's claim window runs out */
+        alk_complete(a, a->end_err);
+    else if (rc == RLK_ERR_CLOSED)
+        rlk_ae_complete(a->h.r, rc, 0, NULL, "%s", errstr);
+    else if (a->cw == ALK_ACQUIRE)
+        alk_acquire_reply(a, rc, r, errstr, lost);
+    else if (a->cw == ALK_READ)
+        alk_read_reply(a, rc, r);
+    else if (a->cw == ALK_GIVE_BACK)
+        alk_give_back_reply(a, rc, r);
+    else if (a->cw == ALK_RELEASE)
+        alk_release_reply(a, rc, r, errstr, lost);
+    else
+        alk_force_reply(a, rc, r, errstr);
 }
 
 /* ---------------------------------------------------------------- the requests */
@@ -809,7 +792,7 @@ rlk_async_req *rlk_a_lock_force(rlk_async *ac, const rlk_proto *k, const char *w
 
     if (!a || rlk_ae_req_done(a->h.r) || alk_values(a, who, o))
         return a ? a->h.r : NULL;
-    if (alk_send(a, a->k->force, a->k->force_args, 0, 0, alk_force_reply))
+    if (alk_send(a, a->k->force, a->k->force_args, 0, 0, ALK_FORCE))
         rlk_a_common_unsent(a->h.r, who, name);
     return a->h.r;
 }
