@@ -73,8 +73,8 @@ int rlk_native_parse_docs(const redisReply *r)
 }
 
 /* What is asked of a server: the docs of the commands the token lock may use. */
-static const char *nat_docs_argv[] = {"COMMAND", "DOCS", "SET", "DELIFEQ", "DELEX"};
-static const size_t nat_docs_lens[] = {7, 4, 3, 7, 5};
+const char *rlk_native_docs_argv[5] = {"COMMAND", "DOCS", "SET", "DELIFEQ", "DELEX"};
+const size_t rlk_native_docs_lens[5] = {7, 4, 3, 7, 5};
 
 /* The cached answer for c, asking on ctx when there is none. A refused
  * COMMAND DOCS (an old server, an ACL user without it) counts as no native
@@ -88,7 +88,8 @@ static int nat_detect(rlk_client *c, redisContext *ctx, int *caps)
         *caps = known & ~RLK_NATIVE_KNOWN;
         return RLK_OK;
     }
-    rc = rlk_conn_command(c, ctx, "command docs", 5, nat_docs_argv, nat_docs_lens, &r, NULL);
+    rc = rlk_conn_command(c, ctx, "command docs", 5, rlk_native_docs_argv, rlk_native_docs_lens,
+                          &r, NULL);
     if (rc != RLK_OK)
         return rc;
     rlk_native_store_docs(c, r);
@@ -376,11 +377,6 @@ int rlk_native_evalv(rlk_client *c, const rlk_script_info *s, int nkeys,
 }
 
 /* ---------------------------------------------------------------- for pipelining callers */
-
-int rlk_native_format_detect(char **cmd)
-{
-    return redisFormatCommandArgv(cmd, 5, nat_docs_argv, nat_docs_lens);
-}
 
 void rlk_native_store_docs(rlk_client *c, const redisReply *r)
 {

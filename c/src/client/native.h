@@ -60,9 +60,9 @@ int rlk_native_parse_docs(const redisReply *r);
 
 /* ---- for callers that pipeline (the async engine, engine/ae_call.c) */
 
-/* The detection request, formatted (redisFormatCommandArgv's form; the
- * caller frees it with redisFreeCommand); its length, or -1 (no memory). */
-int rlk_native_format_detect(char **cmd);
+/* The detection request: the docs of the commands the token lock may use. */
+extern const char *rlk_native_docs_argv[5];
+extern const size_t rlk_native_docs_lens[5];
 /* Keeps the answer to that request on c (an error reply: none). */
 void rlk_native_store_docs(rlk_client *c, const redisReply *r);
 /* Whether c's answer is known (asked since its last new connection). */

@@ -359,21 +359,11 @@ static rlk_ae_call *ae_call_submit(rlk_async *ac, rlk_ae_call *call)
 static void ae_native_ask(rlk_async *ac, ae_node *n)
 {
     rlk_ae_call *docs;
-    int len;
 
-    if (rlk_native_known(ac->c) || n->cmd.docs_asked ||
-        !(docs = ae_call_new(ac, AE_CALL_DOCS, NULL, NULL)))
-        return;
-    if ((len = rlk_native_format_detect(&docs->cmd)) < 0) {
-        docs->cmd = NULL;
-        ae_call_free(docs);
-        return;
-    }
-    docs->len = (size_t)len;
-    if (ae_node_submit(ac, n, docs) != 0)
-        ae_call_free(docs);
-    else
-        n->cmd.docs_asked = 1;
+    if (!rlk_native_known(ac->c) && !n->cmd.docs_asked &&
+        (docs = ae_call_new(ac, AE_CALL_DOCS, NULL, NULL)))
+        n->cmd.docs_asked =
+            ae_call_send(ac, n, docs, 5, rlk_native_docs_argv, rlk_native_docs_lens, 0) == 0;
 }
 
 rlk_ae_call *rlk_ae_scriptv(rlk_async *ac, const char *name, int nkeys, const char *const *keys,
