@@ -183,6 +183,12 @@ static void alk_bind(rlk_a_lockreq *a, const rlk_proto *k)
 
 static void alk_attempt(void *arg);
 
+/* 1 when the hold h is of a value list's (it may outlive a release that finds it not held). */
+static int alk_list_hold(const rlk_a_hold *h)
+{
+    return h && h->row && (((const rlk_proto *)h->row)->flags & RLK_PROTO_VALUES);
+}
+
 /* What the machine knows of the hold h before a call: its count, and for a value list whether
  * every acquisition it counts took this list (its datum the list's print). */
 static void alk_known(rlk_a_lockreq *a, const rlk_a_hold *h)
@@ -190,6 +196,15 @@ static void alk_known(rlk_a_lockreq *a, const rlk_a_hold *h)
     a->m.known = h ? h->count : 0;
     a->m.exact = !h || (a->values &&
                         h->kind_data == rlk_acq_values_print((const char *const *)a->values));
+}
+
+/* The machine for a call of a on the hold h (NULL: none). */
+static void alk_machine(rlk_a_lockreq *a, const rlk_a_hold *h)
+{
+    rlk_acq_init(&a->m, a->k, a->k->what, a->name, a->owner, 0, 0);
+    a->m.counters = rlk_ae_counters(a->h.ac);
+    a->m.lease_ms = a->lease_ms;
+    alk_known(a, h);
 }
 
 static rlk_a_lockreq *alk_new(rlk_async *ac, int acquire, const rlk_proto *k, const char *who,
@@ -286,13 +301,13 @@ static void alk_busy(rlk_a_lockreq *a, long long ttl, int first)
         return;
     }
     switch (a->k->wait) {
-    case RLK_PROTO_WAIT_FAIR:
-        /* Queued by the script: attempt again (keep-alive) before its deadline runs out. */
-        rlk_a_wait_retry(&a->w, rlk_a_wait_next(&a->w, ttl, RLK_FAIR_THREAD_WAIT_MS / 3));
-        return;
-    case RLK_PROTO_WAIT_CHANNEL:
-        /* No queue: the lock's channel (subscribed from the start) and the TTL. */
-        rlk_a_wait_retry(&a->w, rlk_a_wait_next(&a->w, ttl, RLK_A_KEEPALIVE_MS));
+    case RLK_PROTO_WAIT_FAIR:       /* queued by the script: again (keep-alive) before its
+                                       deadline runs out */
+    case RLK_PROTO_WAIT_CHANNEL:    /* no queue: the lock's channel (subscribed from the start)
+                                       and the TTL */
+        rlk_a_wait_retry(&a->w, rlk_a_wait_next(&a->w, ttl, a->k->wait == RLK_PROTO_WAIT_FAIR
+                                                ? RLK_FAIR_THREAD_WAIT_MS / 3
+                                                : RLK_A_KEEPALIVE_MS));
         return;
     case RLK_PROTO_WAIT_SPIN:
         /* The back-off (runtime/spin.h), never past the holder's TTL. */
@@ -363,7 +378,6 @@ static void alk_give_back(rlk_a_lockreq *a);
 static void alk_released(rlk_a_lockreq *a, int rc, int outcome, long long left, const char *msg)
 {
     rlk_a_hold *h = rlk_a_hold_find(a->h.ac, a->k->hold, a->name, a->owner);
-    int values = h && h->row && (((const rlk_proto *)h->row)->flags & RLK_PROTO_VALUES);
 
     if (left < 0)
         left = h && h->count > 1 && (outcome == RLK_REL_STILL_HELD ||
@@ -371,7 +385,7 @@ static void alk_released(rlk_a_lockreq *a, int rc, int outcome, long long left, 
     if (h && rc == RLK_OK && left > 0)
         h->count = left;
     else if (h && (rc == RLK_OK || rc == RLK_ERR_UNSETTLED) &&
-             !(values && outcome == RLK_REL_NOT_OWNER))
+             !(alk_list_hold(h) && outcome == RLK_REL_NOT_OWNER))
         rlk_a_hold_drop(a->h.ac, h);
     if (a->acquire)
         alk_complete(a, a->w.ending);
@@ -545,14 +559,11 @@ static void alk_release(rlk_a_lockreq *a)
     rlk_client *c = rlk_ae_client(a->h.ac);
     rlk_a_hold *h = rlk_a_hold_find(a->h.ac, a->k->hold, a->name, a->owner);
 
-    rlk_acq_init(&a->m, a->k, a->k->what, a->name, a->owner, 0, 0);
-    a->m.counters = rlk_ae_counters(a->h.ac);
-    alk_known(a, h);
+    alk_machine(a, h);
     /* The last hold: out of the loop's watchdog before its release is sent, as the blocking
      * driver takes it out of its registry (wd_reg.c), so that no renewal follows the release
      * on the wire. A value list's hold may outlive a release that finds it not held: kept. */
-    if (h && h->wd && h->count <= 1 &&
-        !(h->row && (((const rlk_proto *)h->row)->flags & RLK_PROTO_VALUES))) {
+    if (h && h->wd && h->count <= 1 && !alk_list_hold(h)) {
         rlk_ae_wd_del(h->wd);
         h->wd = NULL;
     }
@@ -670,17 +681,13 @@ rlk_async_req *rlk_a_lock_acquire(rlk_async *ac, const rlk_proto *k, const char 
         (o && o->delay_ms &&
          rlk_a_common_range(a->h.r, who, name, "delay_ms", o->delay_ms, 1, RLK_NUM_MAX)))
         return a->h.r;
-    if (o && o->value) {
-        if (strlen(o->value) > k->value_max) {
-            rlk_ae_complete(a->h.r, RLK_ERR_ARG, 0, NULL, "%s %s: value longer than %zu bytes",
-                            who, name, k->value_max);
-            return a->h.r;
-        }
-        if (!(a->value = strdup(o->value))) {
-            rlk_ae_complete(a->h.r, RLK_ERR_NOMEM, 0, NULL, "%s %s: out of memory", who, name);
-            return a->h.r;
-        }
+    if (o && o->value && strlen(o->value) > k->value_max) {
+        rlk_ae_complete(a->h.r, RLK_ERR_ARG, 0, NULL, "%s %s: value longer than %zu bytes", who,
+                        name, k->value_max);
+        return a->h.r;
     }
+    if (o && o->value && !(a->value = strdup(o->value)))
+        goto nomem;
     if (o) {
         a->spin_initial = (int)o->spin_initial_ms;  /* checked: 1..RLK_SPIN_MAX_MS */
         a->spin_max = (int)o->spin_max_ms;
@@ -694,20 +701,19 @@ rlk_async_req *rlk_a_lock_acquire(rlk_async *ac, const rlk_proto *k, const char 
         alk_bind(a, held->row);     /* a re-entry keeps its hold's lock-delay, or its lack */
         a->delay_ms = held->kind_data;
     }
-    rlk_acq_init(&a->m, a->k, a->k->what, name, a->owner, 0, held ? held->count : 0);
-    a->m.counters = rlk_ae_counters(ac);
-    a->m.lease_ms = a->lease_ms;
+    alk_machine(a, held);
     if (rlk_acq_begin(&a->m, held ? held->token : 0, &x) == RLK_ACQ_END) {
         rlk_ae_complete(a->h.r, x.err, x.value, NULL, x.msg[0] ? "%s" : NULL, x.msg);
         return a->h.r;
     }
     /* A single try, or a re-entry: never queued (kinds/lock.c does the same). */
     a->waiter = wait_ms != 0 && !held;
-    if (a->waiter && alk_listen(a) != 0) {
-        rlk_ae_complete(a->h.r, RLK_ERR_NOMEM, 0, NULL, "%s %s: out of memory", who, name);
-        return a->h.r;
-    }
+    if (a->waiter && alk_listen(a) != 0)
+        goto nomem;
     alk_attempt(a);     /* the first try, without a ticket: the uncontended path */
+    return a->h.r;
+nomem:
+    rlk_ae_complete(a->h.r, RLK_ERR_NOMEM, 0, NULL, "%s %s: out of memory", who, name);
     return a->h.r;
 }
 
@@ -723,8 +729,7 @@ rlk_async_req *rlk_a_lock_release(rlk_async *ac, const rlk_proto *k, const char 
     /* The release of the row the hold was taken with (a non-reentrant lock's, the
      * election's resign), never one with values for one without or back. */
     h = rlk_a_hold_find(ac, k->hold, name, a->owner);
-    if (h && h->row && h->row != a->k && !a->values ==
-        !(((const rlk_proto *)h->row)->flags & RLK_PROTO_VALUES))
+    if (h && h->row && h->row != a->k && !a->values == !alk_list_hold(h))
         alk_bind(a, h->row);
     alk_release(a);
     return a->h.r;

@@ -36,8 +36,8 @@ int rlk_a_semq_init(rlk_a_semq *q, const char *who, const char *name, long long 
     if (q->channel)
         q->w.grants = q->wake = rlk_names_wake_channel(q->channel,
                                                        rlk_names_wake_cid(rlk_async_uuid(q->h.ac)));
-    rlk_acq_sem_init(&q->m, "semaphore", q->name, script, permits, ids);
-    q->m.counters = rlk_ae_counters(q->h.ac);
+    q->m = (rlk_acq_sem){"semaphore", q->name, script, permits, ids,
+                         .counters = rlk_ae_counters(q->h.ac)};
     if (q->name && q->channel && q->wake)
         return 0;
     rlk_ae_complete(q->h.r, RLK_ERR_NOMEM, 0, NULL, "%s %s: out of memory", who, name);
@@ -208,25 +208,6 @@ static int rlk_a_semq_give_back(rlk_a_semq *q)
     return rlk_a_semq_send(q, q->release, &v, RLK_A_SEMQ_UNDO, rlk_a_semq_undo_reply);
 }
 
-static void rlk_a_semq_read_reply(rlk_async *ac, int rc, const redisReply *r, const char *errstr,
-                                  int lost, void *arg)
-{
-    rlk_a_semq *q = arg;
-    char why[sizeof q->end_msg];
-    rlk_acq_act x;
-
-    rlk_a_unused(2, ac, lost);
-    q->w.call = NULL;
-    q->cw = RLK_A_SEMQ_NONE;
-    if (rc == RLK_ERR_CLOSED) {
-        rlk_a_semq_finish(q, rc, "%s", errstr);
-        return;
-    }
-    snprintf(why, sizeof why, "%s", q->end_msg);    /* the lost call's */
-    rlk_acq_sem_read(&q->m, rc == RLK_OK ? r : NULL, why, &x);
-    rlk_a_semq_act(q, &x);
-}
-
 /* The loop's interpreter of the machine's action x (kinds/acq.h). */
 static void rlk_a_semq_act(rlk_a_semq *q, rlk_acq_act *x)
 {
@@ -246,8 +227,8 @@ static void rlk_a_semq_act(rlk_a_semq *q, rlk_acq_act *x)
         rlk_a_semq_busy(q, x->ttl, x->wide);
         return;
     case RLK_ACQ_READ:
-        if (rlk_a_semq_send(q, &(rlk_proto_call){x->call, x->args}, &v, RLK_A_SEMQ_ATTEMPT,
-                            rlk_a_semq_read_reply) == 0)
+        if (rlk_a_semq_send(q, &(rlk_proto_call){x->call, x->args}, &v, RLK_A_SEMQ_READ,
+                            rlk_a_semq_reply) == 0)
             return;
         x->err = RLK_ERR_UNSETTLED;
         x->retry = 0;
@@ -269,6 +250,8 @@ void rlk_a_semq_reply(rlk_async *ac, int rc, const redisReply *r, const char *er
                       void *arg)
 {
     rlk_a_semq *q = arg;
+    int cw = q->cw;
+    char why[sizeof q->end_msg];
     rlk_acq_act x;
 
     (void)ac;
@@ -276,6 +259,12 @@ void rlk_a_semq_reply(rlk_async *ac, int rc, const redisReply *r, const char *er
     q->cw = RLK_A_SEMQ_NONE;
     if (rlk_ae_req_done(q->h.r))
         return;
+    if (cw == RLK_A_SEMQ_READ && rc != RLK_ERR_CLOSED) {    /* a lost attempt's read-back */
+        snprintf(why, sizeof why, "%s", q->end_msg);
+        rlk_acq_sem_read(&q->m, rc == RLK_OK ? r : NULL, why, &x);
+        rlk_a_semq_act(q, &x);
+        return;
+    }
     if (rc == RLK_ERR_IO && !lost && q->w.ending) {
         rlk_a_semq_end(q, q->w.ending);     /* never written: nothing taken */
         return;

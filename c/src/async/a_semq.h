@@ -24,7 +24,8 @@
 #include "async/a_common.h"
 
 /* What the call in flight of a waiter's request is (rlk_a_semq.cw). */
-enum { RLK_A_SEMQ_NONE, RLK_A_SEMQ_ATTEMPT, RLK_A_SEMQ_UNDO, RLK_A_SEMQ_CANCEL, RLK_A_SEMQ_REL };
+enum { RLK_A_SEMQ_NONE, RLK_A_SEMQ_ATTEMPT, RLK_A_SEMQ_UNDO, RLK_A_SEMQ_CANCEL, RLK_A_SEMQ_REL,
+       RLK_A_SEMQ_READ };
 
 /* A semaphore waiter's request: the kind's state (the semaphore's), or its
  * first member (the permit-expirable semaphore's; its hooks and replies take

@@ -333,13 +333,6 @@ long long rlk_acq_ticket(int counts_exact, const char *uuid)
 
 /* ---------------------------------------------------------------- the semaphores */
 
-void rlk_acq_sem_init(rlk_acq_sem *q, const char *what, const char *name, const char *script,
-                      long long permits, int ids)
-{
-    *q = (rlk_acq_sem){.what = what, .name = name, .script = script, .permits = permits,
-                       .ids = ids};
-}
-
 /* A busy psemaphore/acquire's wait, by its reply r (rlk_proto_read_psem's o): ms + 1 until the
  * earliest held permit expires (its expiry publishes nothing; it falls on a whole ms), -3 first
  * behind another ticket's reservation, -1 none (queued behind others: a grant wakes it; or

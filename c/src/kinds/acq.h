@@ -174,8 +174,6 @@ typedef struct rlk_acq_sem {
     rlk_rt_counters *counters;  /* the client's (may be NULL): lost_* */
 } rlk_acq_sem;
 
-void rlk_acq_sem_init(rlk_acq_sem *q, const char *what, const char *name, const char *script,
-                      long long permits, int ids);
 /* The acquire's reply (rc RLK_OK: r; else errstr), not lost: RECORD (acquired: taken, or a
  * lost call's ids held), WAIT (ttl: -1 a grant or a count wakes it, -3 behind another ticket's
  * reservation, else ms until permits may come back by themselves; wide: first in the queue or

@@ -221,8 +221,8 @@ int rlk_psemaphore_try_acquire_n(rlk_psemaphore *s, int n, long long wait_ms, lo
         rc = rlk_set_error(s->b.c, RLK_ERR_IO, "acquire %s: no random source for permit ids",
                            s->b.name);
     if (rc == RLK_OK) {
-        rlk_acq_sem_init(&t.m, "semaphore", s->b.name, rlk_psem_acquire_call.script, n, n);
-        t.m.counters = &s->b.rt->counters;
+        t.m = (rlk_acq_sem){"semaphore", s->b.name, rlk_psem_acquire_call.script, n, n,
+                            .counters = &s->b.rt->counters};
         rc = rlk_sem_queue_acquire(&s->b, &t.qt, n, rlk_psem_attempt, &t, 1, start, wait_ms,
                                    "acquire");
     }

@@ -113,9 +113,8 @@ int rlk_semaphore_try_acquire(rlk_semaphore *s, long long permits, long long wai
                : RLK_ERR_ARG;
 
     if (rc == RLK_OK) {
-        rlk_acq_sem_init(&t.m, "semaphore", s->b.name, rlk_semaphore_acquire_call.script,
-                         permits, 0);
-        t.m.counters = &s->b.rt->counters;
+        t.m = (rlk_acq_sem){"semaphore", s->b.name, rlk_semaphore_acquire_call.script, permits,
+                            .counters = &s->b.rt->counters};
         rc = rlk_sem_queue_acquire(&s->b, &t.qt, permits, rlk_sem_attempt, &t, 0,
                                    rlk_clock_now_ns(), wait_ms, "semaphore");
     }

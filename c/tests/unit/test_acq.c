@@ -434,8 +434,7 @@ static void walk_sem(int ids)
     rlk_acq_sem q;
     rlk_acq_act a;
 
-    rlk_acq_sem_init(&q, "semaphore", "sem", script, 1, ids);
-    q.counters = &counters;
+    q = (rlk_acq_sem){"semaphore", "sem", script, 1, ids, .counters = &counters};
     /* acquired: the semaphore's nil, the permit-expirable one's {id} */
     one[0] = s(7);
     CHECK(rlk_acq_sem_reply(&q, RLK_OK, NULL, ids ? arr(1, one) : &nil, &a) == RLK_ACQ_RECORD);
