@@ -123,6 +123,19 @@ void rlk_a_wait_retry(rlk_a_wait *w, long long ms)
     w->retry = rlk_ae_timer_add(w->h->ac, ms > 0 ? ms : 0, rlk_a_wait_retry_fire, w);
 }
 
+void rlk_a_wait_busy(rlk_a_wait *w, long long ticket, long long ms)
+{
+    if (!w->ticket && ticket) {
+        w->ticket = ticket;
+        if (rlk_ae_sub_ready(w->sub) || w->again) {
+            w->again = 0;
+            rlk_a_wait_poke(w);
+        }
+        return;
+    }
+    rlk_a_wait_retry(w, rlk_a_wait_next(w, ms == -3 ? RLK_A_RECHECK_MS : ms, RLK_A_KEEPALIVE_MS));
+}
+
 long long rlk_a_wait_next(rlk_a_wait *w, long long ms, long long cap)
 {
     if (w->again) {

@@ -135,6 +135,11 @@ void rlk_a_wait_retry(rlk_a_wait *w, long long ms);
  * its call was in flight (again, then cleared), else after ms (the wait its
  * attempt told; below 0: none), at most cap. */
 long long rlk_a_wait_next(rlk_a_wait *w, long long ms, long long cap);
+/* A ticketed waiter's next attempt after a busy one: without a ticket yet (the fast try
+ * failed), it takes ticket (0: none, it waits without a place in the queue) and attempts once
+ * subscribed (the confirmation pokes it); else again in ms (-3: behind a reservation, its
+ * claim window; -1: none told), at most the keepalive, at once when woken meanwhile. */
+void rlk_a_wait_busy(rlk_a_wait *w, long long ticket, long long ms);
 
 /* The waiter's listener on channel (NULL: none, a spinning wait), then for
  * a bounded wait (wait_ms > 0) its deadline wait_ms from now. Called before

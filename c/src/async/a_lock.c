@@ -321,22 +321,10 @@ static void alk_busy(rlk_a_lockreq *a, long long ttl, int first)
         break;
     }
     /* First in the queue (or behind a reservation): the lock's channel too (a plain ticket's
-     * waiter listens there all along). */
+     * waiter listens there all along); the ticket drawn when it began to listen (alk_listen). */
     if (a->mine)
         rlk_a_wait_wide(&a->w, first || ttl == -3, a->channel);
-    if (!a->w.ticket) {
-        /* The fast try failed: queue with the ticket drawn when it began to listen (alk_listen),
-         * attempt with it once subscribed. */
-        a->w.ticket = a->ticket;
-        if (rlk_ae_sub_ready(a->w.sub) || a->w.again) {
-            a->w.again = 0;
-            rlk_a_wait_poke(&a->w);
-        }
-        return;
-    }
-    /* -3: behind a reservation, attempt again once its claim window is over. */
-    rlk_a_wait_retry(&a->w, rlk_a_wait_next(&a->w, ttl == -3 ? RLK_A_RECHECK_MS : ttl,
-                                      RLK_A_KEEPALIVE_MS));
+    rlk_a_wait_busy(&a->w, a->ticket, ttl);
 }
 
 /* Reads back after a lost reply (the engine fenced the connection it went out on first), as

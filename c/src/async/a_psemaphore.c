@@ -33,7 +33,6 @@ typedef struct aps {
     unsigned char raw[RLK_PSEM_RAW_ID_MAX];
     size_t rawlen;
     char hex[RLK_PERMIT_ID_SIZE];
-    long long lease_ms;
     int io_failed;                  /* a release's reply was lost: it may have run */
 } aps;
 
@@ -51,18 +50,6 @@ static void aps_send(aps *a, const rlk_proto_call *pc, const rlk_proto_argvals *
         rlk_a_semq_finish(&a->q, rlk_ae_closing(a->q.h.ac) ? RLK_ERR_CLOSED : RLK_ERR_NOMEM, "%s",
                           rlk_ae_closing(a->q.h.ac) ? "the async client was freed"
                                                     : "out of memory");
-}
-
-/* The waiter's attempt (rlk_a_wait_fn): psemaphore/acquire of the request's id with the
- * queue's ticket argument, its reply the machine's (a_semq.c). */
-static void aps_attempt(void *arg)
-{
-    aps *a = arg;
-    rlk_proto_argvals v = {.lease_ms = a->lease_ms, .ticket = rlk_a_semq_arg(&a->q),
-                           .id = a->raw, .idlen = a->rawlen};
-
-    a->q.w.again = 0;
-    aps_send(a, &rlk_psem_acquire_call, &v, RLK_A_SEMQ_ATTEMPT, rlk_a_semq_reply);
 }
 
 /* psemaphore/release of the request's id. */
@@ -120,8 +107,7 @@ static int aps_begin(aps *a, const char *who, const char *name, long long wait_m
     a->q.release = &rlk_psem_release_call;
     a->q.result = a->hex;
     a->q.id = a->raw;
-    return rlk_a_semq_init(&a->q, who, name, 1, wait_ms, busy, aps_attempt,
-                           rlk_psem_acquire_call.script, 1);
+    return rlk_a_semq_init(&a->q, who, name, 1, wait_ms, busy, &rlk_psem_acquire_call, 1);
 }
 
 rlk_async_req *rlk_async_psemaphore_acquire(rlk_async *ac, const char *name, long long wait_ms,
@@ -144,7 +130,7 @@ rlk_async_req *rlk_async_psemaphore_acquire(rlk_async *ac, const char *name, lon
     }
     rlk_psem_hex(a->raw, a->rawlen, a->hex);
     a->q.idlen = a->rawlen;
-    a->lease_ms = lease_ms;
+    a->q.lease_ms = lease_ms;
     rlk_a_semq_start(&a->q, who);
     return a->q.h.r;
 }

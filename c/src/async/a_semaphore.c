@@ -24,19 +24,6 @@
 #include "async/a_common.h"
 #include "async/a_semq.h"
 
-/* The waiter's attempt (rlk_a_wait_fn): semaphore/acquire with the queue's ticket argument. */
-static void asm_attempt(void *arg)
-{
-    rlk_a_semq *q = arg;
-    rlk_proto_argvals v = {.n = q->permits, .ticket = rlk_a_semq_arg(q)};
-
-    if (!rlk_a_semq_send(q, &rlk_semaphore_acquire_call, &v, RLK_A_SEMQ_ATTEMPT,
-                         rlk_a_semq_reply))
-        return;
-    rlk_a_wait_quiet(&q->w);
-    rlk_a_common_unsent(q->h.r, "semaphore", q->name);
-}
-
 rlk_async_req *rlk_async_semaphore_acquire(rlk_async *ac, const char *name, long long permits,
                                            long long wait_ms, rlk_async_fn fn, void *privdata)
 {
@@ -55,8 +42,8 @@ rlk_async_req *rlk_async_semaphore_acquire(rlk_async *ac, const char *name, long
         return r;
     snprintf(busy, sizeof busy, "semaphore %s: %lld permit(s) not available", name, permits);
     q->release = &rlk_semaphore_release_call;
-    if (rlk_a_semq_init(q, who, name, permits, wait_ms, busy, asm_attempt,
-                        rlk_semaphore_acquire_call.script, 0) == 0)
+    if (rlk_a_semq_init(q, who, name, permits, wait_ms, busy, &rlk_semaphore_acquire_call,
+                        0) == 0)
         rlk_a_semq_start(q, who);
     return r;
 }

@@ -16,17 +16,43 @@
 #include "async/a_kind.h"
 #include "async/a_semq.h"
 
+static void rlk_a_semq_end(rlk_a_semq *q, int err);
+static void rlk_a_semq_reply(rlk_async *ac, int rc, const redisReply *r, const char *errstr,
+                             int lost, void *arg);
+
 /* rlk_a_wait_fn: the wait ran out. */
 static void rlk_a_semq_timeout(void *arg)
 {
     rlk_a_semq_end(arg, RLK_ERR_BUSY);
 }
 
-int rlk_a_semq_init(rlk_a_semq *q, const char *who, const char *name, long long permits,
-                    long long wait_ms, const char *busy, rlk_a_wait_fn attempt,
-                    const char *script, int ids)
+/* The next attempt's ticket argument: 0 (none yet: a single try that does
+ * not queue), t (may join the queue), -t (may be queued already). */
+static long long rlk_a_semq_arg(const rlk_a_semq *q)
 {
-    rlk_a_wait_init(&q->w, &q->h, q, attempt, rlk_a_semq_timeout);
+    return q->queued ? -q->w.ticket : q->w.ticket;
+}
+
+/* The waiter's attempt (rlk_a_wait_fn): the kind's acquire with the queue's ticket argument,
+ * its reply the machine's (rlk_a_semq_reply). */
+static void rlk_a_semq_attempt(void *arg)
+{
+    rlk_a_semq *q = arg;
+    rlk_proto_argvals v = {.n = q->permits, .lease_ms = q->lease_ms, .ticket = rlk_a_semq_arg(q),
+                           .id = q->id, .idlen = q->idlen};
+
+    q->w.again = 0;
+    if (rlk_a_semq_send(q, q->acquire, &v, RLK_A_SEMQ_ATTEMPT, rlk_a_semq_reply))
+        rlk_a_semq_finish(q, rlk_ae_closing(q->h.ac) ? RLK_ERR_CLOSED : RLK_ERR_NOMEM,
+                          "%s %s: %s", q->m.what, q->name,
+                          rlk_ae_closing(q->h.ac) ? "client freed" : "out of memory");
+}
+
+int rlk_a_semq_init(rlk_a_semq *q, const char *who, const char *name, long long permits,
+                    long long wait_ms, const char *busy, const rlk_proto_call *acquire, int ids)
+{
+    rlk_a_wait_init(&q->w, &q->h, q, rlk_a_semq_attempt, rlk_a_semq_timeout);
+    q->acquire = acquire;
     q->w.rule = &rlk_sem_queue_sub_rule;
     q->permits = permits;
     q->wait_ms = wait_ms;
@@ -36,7 +62,7 @@ int rlk_a_semq_init(rlk_a_semq *q, const char *who, const char *name, long long 
     if (q->channel)
         q->w.grants = q->wake = rlk_names_wake_channel(q->channel,
                                                        rlk_names_wake_cid(rlk_async_uuid(q->h.ac)));
-    q->m = (rlk_acq_sem){"semaphore", q->name, script, permits, ids,
+    q->m = (rlk_acq_sem){"semaphore", q->name, acquire->script, permits, ids,
                          .counters = rlk_ae_counters(q->h.ac)};
     if (q->name && q->channel && q->wake)
         return 0;
@@ -87,13 +113,6 @@ int rlk_a_semq_send(rlk_a_semq *q, const rlk_proto_call *pc, const rlk_proto_arg
     return q->w.call ? 0 : -1;
 }
 
-int rlk_a_semq_acquired(rlk_a_semq *q)
-{
-    q->queued = 0;
-    rlk_a_wait_quiet(&q->w);
-    return q->w.ending == RLK_ERR_CANCELLED;
-}
-
 void rlk_a_semq_start(rlk_a_semq *q, const char *who)
 {
     /* The wake channel (where grants come) and a bounded wait's deadline, before the first
@@ -105,12 +124,16 @@ void rlk_a_semq_start(rlk_a_semq *q, const char *who)
         q->w.go(q);
 }
 
-long long rlk_a_semq_arg(const rlk_a_semq *q)
-{
-    return q->queued ? -q->w.ticket : q->w.ticket;
-}
-
-void rlk_a_semq_busy(rlk_a_semq *q, long long wait, int first)
+/* An attempt did not get the permits. Its ticket, when it had one, may be
+ * queued now. A single try, or a request that is ending, ends
+ * (rlk_a_semq_end: RLK_ERR_CANCELLED when cancelled, else RLK_ERR_BUSY).
+ * Else: first, in the queue (or first behind a reservation: wait -3), hears
+ * the semaphore's channel, else not; wait is -3 behind another's
+ * reservation, ms >= 0 until permits may come back by themselves, or -1.
+ * Without a ticket yet (the fast try failed) it draws one and attempts once
+ * its wake channel is subscribed. The next attempt: now when woken during
+ * the call, else in at most the keepalive (1 s). */
+static void rlk_a_semq_busy(rlk_a_semq *q, long long wait, int first)
 {
     int queue;
 
@@ -127,18 +150,8 @@ void rlk_a_semq_busy(rlk_a_semq *q, long long wait, int first)
     /* First in the queue (or behind a reservation): the semaphore's channel too (a Redisson
      * release grants nobody); else not, or every release's count would wake this waiter. */
     rlk_a_wait_wide(&q->w, first || wait == -3 || !queue, q->channel);
-    if (!q->w.ticket && queue) {
-        /* The fast try failed: take a ticket, attempt with it once subscribed (the
-         * confirmation pokes it). */
-        q->w.ticket = rlk_names_wake_ticket(rlk_names_wake_cid(rlk_async_uuid(q->h.ac)));
-        if (rlk_ae_sub_ready(q->w.sub) || q->w.again) {
-            q->w.again = 0;
-            rlk_a_wait_retry(&q->w, 0);
-        }
-        return;
-    }
-    rlk_a_wait_retry(&q->w, rlk_a_wait_next(&q->w, wait == -3 ? RLK_A_RECHECK_MS : wait,
-                                            RLK_A_KEEPALIVE_MS));
+    rlk_a_wait_busy(&q->w, queue ? rlk_names_wake_ticket(rlk_names_wake_cid(
+                                       rlk_async_uuid(q->h.ac))) : 0, wait);
 }
 
 static void rlk_a_semq_cancel_reply(rlk_async *ac, int rc, const redisReply *reply,
@@ -170,7 +183,9 @@ void rlk_a_semq_finish(rlk_a_semq *q, int err, const char *fmt, ...)
         rlk_ae_complete(q->h.r, err, 0, NULL, "%s", q->end_msg);
 }
 
-void rlk_a_semq_end(rlk_a_semq *q, int err)
+/* rlk_a_semq_finish with RLK_ERR_CANCELLED ("cancelled") or RLK_ERR_BUSY
+ * (q's busy text, "after <ms> ms"). */
+static void rlk_a_semq_end(rlk_a_semq *q, int err)
 {
     if (err == RLK_ERR_CANCELLED)
         rlk_a_semq_finish(q, err, "cancelled");
@@ -215,7 +230,9 @@ static void rlk_a_semq_act(rlk_a_semq *q, rlk_acq_act *x)
 
     switch (x->is) {
     case RLK_ACQ_RECORD:
-        if (!rlk_a_semq_acquired(q))
+        q->queued = 0;      /* its ticket left the queue with them */
+        rlk_a_wait_quiet(&q->w);
+        if (q->w.ending != RLK_ERR_CANCELLED)
             rlk_ae_complete(q->h.r, RLK_OK, 0, q->result, NULL);
         else if (rlk_a_semq_give_back(q))   /* cancelled while they were on their way */
             rlk_ae_complete(q->h.r, RLK_ERR_UNSETTLED, 0, NULL, "%s %s: cancelled after %lld "
@@ -246,8 +263,14 @@ static void rlk_a_semq_act(rlk_a_semq *q, rlk_acq_act *x)
         rlk_a_semq_finish(q, x->retry ? RLK_ERR_UNSETTLED : x->err, "%s", x->msg);
 }
 
-void rlk_a_semq_reply(rlk_async *ac, int rc, const redisReply *r, const char *errstr, int lost,
-                      void *arg)
+/* The reply of an attempt (rlk_ae_reply_fn, arg q): one never written is sent again in a while
+ * within the budget; else it, or its loss, goes to the machine, and its action is done: the
+ * permits taken (the request completed with q->result, or, cancelled meanwhile, the permits
+ * given back with q->release before it ends RLK_ERR_CANCELLED), a wait (its next attempt
+ * by the queue's rules), a lost call's read-back, a retry with the
+ * same ids within the budget, or the end with the machine's error and message. */
+static void rlk_a_semq_reply(rlk_async *ac, int rc, const redisReply *r, const char *errstr,
+                             int lost, void *arg)
 {
     rlk_a_semq *q = arg;
     int cw = q->cw;

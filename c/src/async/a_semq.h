@@ -53,6 +53,8 @@ typedef struct rlk_a_semq {
                                    give-back's) */
     size_t idlen;
     const char *result;         /* the result's id (NULL: none) */
+    const rlk_proto_call *acquire;  /* the kind's acquire, and its lease (a permit-expirable */
+    long long lease_ms;             /* semaphore's) */
     const rlk_proto_call *release;  /* the kind's release: the give-back of permits taken by a
                                        request cancelled while they were on their way */
 } rlk_a_semq;
@@ -65,20 +67,12 @@ typedef struct rlk_a_semq {
 /* rlk_a_common_begin with q's hooks (the free of rlk_a_semq_free, the
  * cancel of rlk_a_semq_cancel): 1 when the request is completed. */
 int rlk_a_semq_begin(rlk_a_semq *q, const char *who, const char *name);
-/* Fills q for the semaphore name, a wait of wait_ms for permits (busy: the
- * message's start; attempt: the next attempt, given q; script the acquire's, ids a
- * permit-expirable semaphore's: the machine's, kinds/acq.h rlk_acq_sem_init): 0; 1 when out of
+/* Fills q for the semaphore name, a wait of wait_ms for permits (busy: the message's start;
+ * acquire the kind's, its ARGV from q: permits, lease_ms, the ticket, the id; ids a
+ * permit-expirable semaphore's, for the machine, kinds/acq.h rlk_acq_sem): 0; 1 when out of
  * memory (the request ends RLK_ERR_NOMEM "<who> <name>: out of memory"). */
 int rlk_a_semq_init(rlk_a_semq *q, const char *who, const char *name, long long permits,
-                    long long wait_ms, const char *busy, rlk_a_wait_fn attempt,
-                    const char *script, int ids);
-/* The reply of an attempt (rlk_ae_reply_fn, arg q): one never written is sent again in a while
- * within the budget; else it, or its loss, goes to the machine, and its action is done: the
- * permits taken (the request completed with q->result, or, cancelled meanwhile, the permits
- * given back with q->release before it ends RLK_ERR_CANCELLED), a wait (rlk_a_semq_busy), a lost call's read-back, a retry with the
- * same ids within the budget, or the end with the machine's error and message. */
-void rlk_a_semq_reply(rlk_async *ac, int rc, const redisReply *r, const char *errstr, int lost,
-                      void *arg);
+                    long long wait_ms, const char *busy, const rlk_proto_call *acquire, int ids);
 /* Listens on the wake channel (a waiter) before the first attempt, which
  * the uncontended path makes without a ticket; out of memory: the request
  * ends RLK_ERR_NOMEM "<who> <name>: out of memory". */
@@ -91,25 +85,6 @@ int rlk_a_semq_in_budget(const rlk_a_semq *q);
  * sent (q->cw RLK_A_SEMQ_NONE): the client is closing or out of memory. */
 int rlk_a_semq_send(rlk_a_semq *q, const rlk_proto_call *pc, const rlk_proto_argvals *vals,
                     int cw, rlk_ae_reply_fn fn);
-/* An attempt took the permits (and its ticket left the queue): stops the
- * waiting (rlk_a_wait_quiet); 1 when the request was cancelled meanwhile
- * (the kind gives them back), else 0 (the kind completes it). */
-int rlk_a_semq_acquired(rlk_a_semq *q);
-
-/* The next attempt's ticket argument: 0 (none yet: a single try that does
- * not queue), t (may join the queue), -t (may be queued already). */
-long long rlk_a_semq_arg(const rlk_a_semq *q);
-
-/* An attempt did not get the permits. Its ticket, when it had one, may be
- * queued now. A single try, or a request that is ending, ends
- * (rlk_a_semq_end: RLK_ERR_CANCELLED when cancelled, else RLK_ERR_BUSY).
- * Else: first, in the queue (or first behind a reservation: wait -3), hears
- * the semaphore's channel, else not; wait is -3 behind another's
- * reservation, ms >= 0 until permits may come back by themselves, or -1.
- * Without a ticket yet (the fast try failed) it draws one and attempts once
- * its wake channel is subscribed. The next attempt: now when woken during
- * the call, else in at most the keepalive (1 s). */
-void rlk_a_semq_busy(rlk_a_semq *q, long long wait, int first);
 
 /* Ends the request without permits with err and the message fmt formats:
  * a ticket an attempt may have queued leaves the queue first
@@ -117,8 +92,5 @@ void rlk_a_semq_busy(rlk_a_semq *q, long long wait, int first);
  * change how the request ends; it passes on a reservation made for it). */
 void rlk_a_semq_finish(rlk_a_semq *q, int err, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
-/* rlk_a_semq_finish with RLK_ERR_CANCELLED ("cancelled") or RLK_ERR_BUSY
- * (q's busy text, "after <ms> ms"). */
-void rlk_a_semq_end(rlk_a_semq *q, int err);
 
 #endif /* RLK_A_SEMQ_H */
