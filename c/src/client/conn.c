@@ -5,7 +5,6 @@
  * with NOSCRIPT recovery, and the classification of error replies.
  */
 #include <errno.h>
-#include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>

@@ -6,14 +6,12 @@
  */
 #include <stdatomic.h>
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
 
 #include "client/client_t.h"
 #include "client/error.h"
 #include "client/functions.h"
 #include "client/scripts.h"
-#include "client/sha1.h"
 
 const rlk_library_info *rlk_embedded_library(void)
 {

@@ -8,8 +8,6 @@
  * happen outside it, so a thread never waits behind another thread's I/O
  * while a slot is free.
  */
-#include <time.h>
-
 #include "client/client_t.h"
 #include "client/clock.h"
 #include "client/conn.h"
