@@ -19,6 +19,14 @@ long long rlk_clock_now_ns(void)
     return (long long)ts.tv_sec * 1000000000LL + ts.tv_nsec;
 }
 
+void rlk_clock_sleep_ns(long long ns)
+{
+    struct timespec ts = {(time_t)(ns / 1000000000LL), (long)(ns % 1000000000LL)};
+
+    if (ns > 0)
+        nanosleep(&ts, NULL);
+}
+
 long long rlk_clock_until_min(long long a, long long b)
 {
     if (a < 0)

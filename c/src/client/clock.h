@@ -18,6 +18,8 @@
 
 /* CLOCK_MONOTONIC in nanoseconds. */
 long long rlk_clock_now_ns(void);
+/* Sleeps ns (nothing when 0 or less); a signal may end it early. */
+void rlk_clock_sleep_ns(long long ns);
 /* The earlier of two "until" times, -1 meaning never. */
 long long rlk_clock_until_min(long long a, long long b);
 /* A condition variable on CLOCK_MONOTONIC. 0 or -1. */

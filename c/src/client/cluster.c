@@ -9,7 +9,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
-#include <time.h>
 
 #include "client/client_t.h"
 #include "client/clock.h"
@@ -397,13 +396,10 @@ static int rlk_op_asking(rlk_client *n, redisContext *ctx, void *arg, redisReply
 static int rlk_cluster_backoff(long long *backoff_ms, long long deadline_ns)
 {
     long long ms = *backoff_ms;
-    struct timespec ts;
 
     if (rlk_clock_now_ns() + ms * RLK_NS_PER_MS >= deadline_ns)
         return 0;
-    ts.tv_sec = (time_t)(ms / 1000);
-    ts.tv_nsec = (long)(ms % 1000) * 1000000L;
-    nanosleep(&ts, NULL);
+    rlk_clock_sleep_ns(ms * RLK_NS_PER_MS);
     *backoff_ms = ms * 2 > RLK_CLUSTER_BACKOFF_MAX_MS ? RLK_CLUSTER_BACKOFF_MAX_MS : ms * 2;
     return 1;
 }

@@ -8,7 +8,6 @@
  */
 #include <stdio.h>
 #include <string.h>
-#include <time.h>
 
 #include "client/client_t.h"
 #include "client/clock.h"
@@ -146,6 +145,6 @@ int rlk_pool_fence(rlk_client *c, const rlk_lost_conn *lc, long long budget_ms)
         if ((rlk_clock_now_ns() - t0) / RLK_NS_PER_MS >= budget_ms)
             return rc;
         /* A refused connect fails at once: back off before the next try. */
-        nanosleep(&(struct timespec){0, 20000000L}, NULL);
+        rlk_clock_sleep_ns(20 * RLK_NS_PER_MS);
     }
 }

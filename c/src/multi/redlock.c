@@ -502,12 +502,8 @@ static int redlock_retry_pause(rlk_redlock *rl, long long deadline_ns)
                       (unsigned long long)(rl->opt.retry_delay_ms * RLK_NS_PER_MS + 1));
     if (deadline_ns >= 0 && until > deadline_ns)
         until = deadline_ns;
-    while ((now = rlk_clock_now_ns()) < until && !redlock_interrupted(rl)) {
-        long long step = until - now < REDLOCK_PAUSE_STEP_NS ? until - now : REDLOCK_PAUSE_STEP_NS;
-        struct timespec ts = {.tv_nsec = step};     /* under a second */
-
-        nanosleep(&ts, NULL);
-    }
+    while ((now = rlk_clock_now_ns()) < until && !redlock_interrupted(rl))
+        rlk_clock_sleep_ns(until - now < REDLOCK_PAUSE_STEP_NS ? until - now : REDLOCK_PAUSE_STEP_NS);
     return !redlock_interrupted(rl) && deadline_ns >= 0 && rlk_clock_now_ns() >= deadline_ns
                ? -1 : 0;
 }

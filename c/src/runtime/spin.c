@@ -3,7 +3,6 @@
  * spin.c - waiting without pub/sub (spin.h).
  */
 #include <stdatomic.h>
-#include <time.h>
 
 #include "client/clock.h"
 #include "client/error.h"
@@ -31,9 +30,7 @@ static void rlk_spin_sleep(const rlk_rt *rt, long long ms)
 {
     while (ms > 0 && !atomic_load(&rt->interrupted)) {
         long long slice = ms < 50 ? ms : 50;
-        struct timespec ts = {(time_t)(slice / 1000), (long)(slice % 1000) * 1000000L};
-
-        nanosleep(&ts, NULL);
+        rlk_clock_sleep_ns(slice * RLK_NS_PER_MS);
         ms -= slice;
     }
 }
