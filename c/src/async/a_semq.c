@@ -235,10 +235,8 @@ static void rlk_a_semq_act(rlk_a_semq *q, rlk_acq_act *x)
         if (q->w.ending != RLK_ERR_CANCELLED)
             rlk_ae_complete(q->h.r, RLK_OK, 0, q->result, NULL);
         else if (rlk_a_semq_give_back(q))   /* cancelled while they were on their way */
-            rlk_ae_complete(q->h.r, RLK_ERR_UNSETTLED, 0, NULL, "%s %s: cancelled after %lld "
-                            "permit(s) were taken; could not give them back (%s)", q->m.what,
-                            q->name, q->permits,
-                            rlk_ae_closing(q->h.ac) ? "client freed" : "out of memory");
+            rlk_a_semq_undo_reply(q->h.ac, RLK_ERR_NOMEM, NULL, rlk_ae_closing(q->h.ac)
+                                  ? "client freed" : "out of memory", 0, q);
         return;
     case RLK_ACQ_WAIT:
         rlk_a_semq_busy(q, x->ttl, x->wide);
@@ -247,10 +245,7 @@ static void rlk_a_semq_act(rlk_a_semq *q, rlk_acq_act *x)
         if (rlk_a_semq_send(q, &(rlk_proto_call){x->call, x->args}, &v, RLK_A_SEMQ_READ,
                             rlk_a_semq_reply) == 0)
             return;
-        x->err = RLK_ERR_UNSETTLED;
-        x->retry = 0;
-        snprintf(x->msg, sizeof x->msg, "%s (not read back: %s)", q->end_msg,
-                 rlk_ae_closing(q->h.ac) ? "client freed" : "out of memory");
+        rlk_acq_sem_read(&q->m, NULL, q->end_msg, x);   /* not read: attempted again */
         break;
     default:
         break;
@@ -274,7 +269,6 @@ static void rlk_a_semq_reply(rlk_async *ac, int rc, const redisReply *r, const c
 {
     rlk_a_semq *q = arg;
     int cw = q->cw;
-    char why[sizeof q->end_msg];
     rlk_acq_act x;
 
     (void)ac;
@@ -283,8 +277,7 @@ static void rlk_a_semq_reply(rlk_async *ac, int rc, const redisReply *r, const c
     if (rlk_ae_req_done(q->h.r))
         return;
     if (cw == RLK_A_SEMQ_READ && rc != RLK_ERR_CLOSED) {    /* a lost attempt's read-back */
-        snprintf(why, sizeof why, "%s", q->end_msg);
-        rlk_acq_sem_read(&q->m, rc == RLK_OK ? r : NULL, why, &x);
+        rlk_acq_sem_read(&q->m, rc == RLK_OK ? r : NULL, q->end_msg, &x);
         rlk_a_semq_act(q, &x);
         return;
     }
