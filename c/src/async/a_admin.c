@@ -24,7 +24,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "client/client.h"
 #include "kinds/expiry.h"
 #include "kinds/latch.h"
 #include "kinds/names.h"

@@ -25,7 +25,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "client/client.h"
 #include "client/scripts.h"
 #include "kinds/elect.h"
 #include "kinds/names.h"

@@ -17,8 +17,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "client/client.h"
-#include "client/scripts.h"
 #include "kinds/lock.h"
 #include "multi/multilock.h"
 #include "runtime/rt.h"

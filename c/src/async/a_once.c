@@ -8,7 +8,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "client/client.h"
 #include "engine/engine.h"
 #include "async/a_common.h"
 #include "async/a_kind.h"

@@ -15,8 +15,6 @@
 #include "client/error.h"
 #include "client/functions.h"
 #include "client/native.h"
-#include "client/pool.h"
-#include "client/role.h"
 #include "client/scripts.h"
 #include "client/sentinel.h"
 #include "client/sha1.h"

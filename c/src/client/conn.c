@@ -23,7 +23,6 @@
 #include "client/scripts.h"
 #include "client/sigpipe.h"
 #include "client/slotmap.h"
-#include "client/topo.h"
 #include "client/transport.h"
 
 /* Error replies that mean the server refused the call itself, whatever the

@@ -9,9 +9,7 @@
 #include <string.h>
 
 #include "client/client_t.h"
-#include "client/error.h"
 #include "client/functions.h"
-#include "client/scripts.h"
 
 const rlk_library_info *rlk_embedded_library(void)
 {

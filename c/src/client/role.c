@@ -7,7 +7,6 @@
 #include <string.h>
 
 #include "client/client_t.h"
-#include "client/conn.h"
 #include "client/error.h"
 #include "client/pool.h"
 #include "client/role.h"

@@ -13,7 +13,6 @@
 #include "client/functions.h"
 #include "client/pool.h"
 #include "client/role.h"
-#include "client/scripts.h"
 #include "client/topo.h"
 
 /* ---------------------------------------------------------------- asked from above */

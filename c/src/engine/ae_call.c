@@ -16,10 +16,8 @@
 
 #include <hiredis/hiredis.h>
 
-#include "client/client.h"
 #include "client/cluster.h"
 #include "client/conn.h"
-#include "client/error.h"
 #include "client/native.h"
 #include "client/scripts.h"
 #include "client/topo.h"

@@ -22,7 +22,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "client/client.h"
 #include "client/clock.h"
 #include "client/error.h"
 #include "client/random.h"
@@ -32,7 +31,6 @@
 #include "kinds/proto.h"
 #include "runtime/fam.h"
 #include "runtime/fam_hold.h"
-#include "runtime/lq.h"
 #include "runtime/rt.h"
 #include "runtime/sub.h"
 #include "runtime/wait.h"

@@ -20,8 +20,6 @@
  */
 #include <stdatomic.h>
 
-#include "client/client.h"
-#include "client/clock.h"
 #include "client/error.h"
 #include "kinds/fairlock.h"
 #include "kinds/handle.h"

@@ -13,8 +13,6 @@
  */
 #include <stdatomic.h>
 
-#include "client/client.h"
-#include "client/clock.h"
 #include "client/error.h"
 #include "kinds/fenced.h"
 #include "kinds/handle.h"
@@ -22,7 +20,6 @@
 #include "kinds/proto.h"
 #include "runtime/fam.h"
 #include "runtime/fam_hold.h"
-#include "runtime/lq.h"
 
 struct rlk_fenced {
     rlk_fam_base b;             /* channel: redisson_lock__channel:{name}; keys: the token

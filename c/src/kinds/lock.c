@@ -13,8 +13,6 @@
  */
 #include <stdlib.h>
 
-#include "client/client.h"
-#include "client/clock.h"
 #include "client/error.h"
 #include "kinds/handle.h"
 #include "kinds/lock.h"
@@ -22,7 +20,6 @@
 #include "kinds/proto.h"
 #include "runtime/fam.h"
 #include "runtime/fam_hold.h"
-#include "runtime/lq.h"
 #include "runtime/spin.h"
 #include "runtime/wd.h"
 

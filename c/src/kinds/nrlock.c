@@ -16,13 +16,11 @@
  * Waiting is the fenced lock's: the process-wide local queue of `name`,
  * only its head subscribed to the channel and retrying.
  */
-#include "client/clock.h"
 #include "kinds/handle.h"
 #include "kinds/lock.h"
 #include "kinds/names.h"
 #include "runtime/fam.h"
 #include "runtime/fam_hold.h"
-#include "runtime/lq.h"
 
 struct rlk_nrlock {
     rlk_fam_base b;             /* channel: redisson_lock__channel:{name}; q: the local queue of

@@ -28,7 +28,6 @@
 #include "client/error.h"
 #include "kinds/psemaphore.h"
 #include "runtime/fam.h"
-#include "runtime/rt.h"
 #include "runtime/wd.h"
 
 typedef struct rlk_kept {

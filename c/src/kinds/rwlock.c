@@ -25,8 +25,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "client/client.h"
-#include "client/clock.h"
 #include "client/error.h"
 #include "kinds/handle.h"
 #include "kinds/lock.h"
@@ -35,8 +33,6 @@
 #include "kinds/rwlock.h"
 #include "runtime/fam.h"
 #include "runtime/fam_hold.h"
-#include "runtime/lq.h"
-#include "runtime/wd.h"
 
 struct rlk_rwlock {
     rlk_fam_base b;             /* channel: redisson_rwlock:{name}; keys: the prefix {name} (of

@@ -20,7 +20,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "client/client.h"
 #include "client/error.h"
 #include "client/topo.h"
 #include "kinds/names.h"

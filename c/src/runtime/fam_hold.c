@@ -7,7 +7,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "client/client.h"
 #include "client/clock.h"
 #include "client/error.h"
 #include "runtime/fam.h"

@@ -7,7 +7,6 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "client/client.h"
 #include "client/clock.h"
 #include "client/conn.h"
 #include "client/error.h"
