@@ -130,10 +130,11 @@ static void alk_free_state(rlk_async_req *r, void *state)
     rlk_proto_keys_free(&a->keys);
 }
 
-/* The budget of calls that never went out or lost their reply: an unlock's wait_ms is 0. */
-static long long alk_budget(const rlk_a_lockreq *a)
+/* 1 while calls that never went out or lost their reply are tried again (an unlock's wait_ms
+ * is 0). */
+static int alk_in_budget(const rlk_a_lockreq *a)
 {
-    return rlk_a_common_budget(a->h.ac, a->wait_ms);
+    return rlk_a_common_elapsed(&a->h) <= rlk_a_common_budget(a->h.ac, a->wait_ms);
 }
 
 /* Ends the request with err and the message set: a queued ticket leaves the queue first (the
@@ -419,7 +420,7 @@ static void alk_act(rlk_a_lockreq *a, rlk_acq_act *x)
         /* A lost acquire that did not run: not an answer yet (a single try too): again. */
         if (a->w.ticket || a->k->wait == RLK_PROTO_WAIT_FAIR)
             a->queued = 1;          /* it may have queued the caller */
-        if (a->w.ending || rlk_a_common_elapsed(&a->h) > alk_budget(a))
+        if (a->w.ending || !alk_in_budget(a))
             alk_end_busy(a);
         else
             rlk_a_wait_retry(&a->w, 0);
@@ -449,7 +450,7 @@ static void alk_acquire_reply(rlk_a_lockreq *a, int rc, const redisReply *r, con
         alk_end_busy(a);
         return;
     }
-    if (rc == RLK_ERR_IO && !a->w.ending && rlk_a_common_elapsed(&a->h) <= alk_budget(a)) {
+    if (rc == RLK_ERR_IO && !a->w.ending && alk_in_budget(a)) {
         rlk_a_wait_retry(&a->w, RLK_A_RETRY_MS);
         return;
     }
@@ -493,7 +494,7 @@ static void alk_read_reply(rlk_a_lockreq *a, int rc, const redisReply *r)
     char why[RLK_ACQ_MSG];
     rlk_acq_act x;
 
-    if (rc != RLK_OK && rlk_a_common_elapsed(&a->h) <= alk_budget(a)) {
+    if (rc != RLK_OK && alk_in_budget(a)) {
         alk_read_back(a);   /* not settled yet: read again while the budget lasts */
         return;
     }
@@ -534,7 +535,7 @@ static void alk_release_reply(rlk_a_lockreq *a, int rc, const redisReply *r, con
         alk_lost(a, 1, rc, errstr);
         return;
     }
-    if (rc == RLK_ERR_IO && rlk_a_common_elapsed(&a->h) <= alk_budget(a)) {
+    if (rc == RLK_ERR_IO && alk_in_budget(a)) {
         alk_release(a);     /* never written: once more */
         return;
     }
@@ -567,7 +568,7 @@ static void alk_release(rlk_a_lockreq *a)
  * say 0). */
 static void alk_force_reply(rlk_a_lockreq *a, int rc, const redisReply *r, const char *errstr)
 {
-    if (rc == RLK_ERR_IO && rlk_a_common_elapsed(&a->h) < alk_budget(a) &&
+    if (rc == RLK_ERR_IO && alk_in_budget(a) &&
         alk_send(a, a->k->force, a->k->force_args, 0, 0, ALK_FORCE) == 0)
         return;
     if (rc != RLK_OK) {

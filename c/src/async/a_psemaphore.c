@@ -41,23 +41,16 @@ static void aps_reply(rlk_async *ac, int rc, const redisReply *reply, const char
 
 /* ---------------------------------------------------------------- the calls */
 
-/* pc with v as the call in flight for cw, its reply to fn; one that could not be queued ends
- * the request (the client is being freed, or out of memory). */
-static void aps_send(aps *a, const rlk_proto_call *pc, const rlk_proto_argvals *v, int cw,
-                     rlk_ae_reply_fn fn)
-{
-    if (rlk_a_semq_send(&a->q, pc, v, cw, fn))
-        rlk_a_semq_finish(&a->q, rlk_ae_closing(a->q.h.ac) ? RLK_ERR_CLOSED : RLK_ERR_NOMEM, "%s",
-                          rlk_ae_closing(a->q.h.ac) ? "the async client was freed"
-                                                    : "out of memory");
-}
-
-/* psemaphore/release of the request's id. */
+/* psemaphore/release of the request's id; one that could not be queued ends the request (the
+ * client is being freed, or out of memory). */
 static void aps_release(aps *a)
 {
     rlk_proto_argvals v = {.id = a->raw, .idlen = a->rawlen};
 
-    aps_send(a, &rlk_psem_release_call, &v, RLK_A_SEMQ_REL, aps_reply);
+    if (rlk_a_semq_send(&a->q, &rlk_psem_release_call, &v, RLK_A_SEMQ_REL, aps_reply))
+        rlk_a_semq_finish(&a->q, rlk_ae_closing(a->q.h.ac) ? RLK_ERR_CLOSED : RLK_ERR_NOMEM, "%s",
+                          rlk_ae_closing(a->q.h.ac) ? "the async client was freed"
+                                                    : "out of memory");
 }
 
 /* A release's reply (nothing to quiet: it never waits): no reply (never written, or lost),
