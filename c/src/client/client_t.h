@@ -25,7 +25,6 @@
 #include "rlk.h"
 #include "client/error.h"
 #include "client/pool.h"
-#include "client/role.h"
 #include "client/scripts.h"
 #include "client/url.h"
 

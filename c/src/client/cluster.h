@@ -31,7 +31,6 @@
 #include <hiredis/hiredis.h>
 
 #include "rlk.h"
-#include "client/pool.h"
 #include "client/slotmap.h"
 #include "client/topo.h"
 

@@ -33,7 +33,6 @@
 #include <hiredis/hiredis.h>
 
 #include "rlk.h"
-#include "client/scripts.h"
 
 /* What the server has, as bits of rlk_client.native_caps. */
 #define RLK_NATIVE_KNOWN   0x100   /* asked: the bits below are the answer */

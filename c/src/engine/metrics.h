@@ -12,7 +12,6 @@
 #ifndef RLK_METRICS_H
 #define RLK_METRICS_H
 
-#include "rlk.h"
 #include "engine/counters.h"
 
 /* One acquisition call under way (rlk_metrics_begin .. rlk_metrics_end). */

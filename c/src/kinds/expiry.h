@@ -13,7 +13,6 @@
 #ifndef RLK_EXPIRY_H
 #define RLK_EXPIRY_H
 
-#include "rlk.h"
 #include "kinds/proto.h"
 #include "runtime/fam.h"
 

@@ -10,7 +10,6 @@
 #define RLK_KINDS_FAIRLOCK_H
 
 #include "kinds/proto.h"
-#include "runtime/wd.h"
 
 /* One fair/renew call per lock (KEYS: name, queue, timeouts; ARGV: lease, owner). */
 extern const rlk_renew_task rlk_fairlock_renew_task;

@@ -14,8 +14,6 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "rlk.h"
-
 /* One fenced write's script call: script "fence/<op>", keys (fence, and the
  * data key unless op is "check"), then the arguments: the token's text
  * first, then the caller's. The keys and arguments are copies (lens is the

@@ -9,7 +9,6 @@
 #define RLK_KINDS_FENCED_H
 
 #include "kinds/proto.h"
-#include "runtime/wd.h"
 
 /* One fenced/renew call per lock (KEYS: name, token key; ARGV: lease, owner). */
 extern const rlk_renew_task rlk_fenced_renew_task;

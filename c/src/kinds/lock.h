@@ -10,8 +10,6 @@
 #define RLK_KINDS_LOCK_H
 
 #include "kinds/proto.h"
-#include "runtime/sub.h"
-#include "runtime/wd.h"
 
 /* CLOCK_MONOTONIC ns (client/clock.h); 0 where the step did not happen
  * (an acquisition whose first attempt took the lock was woken by nothing). */

@@ -9,7 +9,6 @@
 #define RLK_KINDS_RWLOCK_H
 
 #include "kinds/proto.h"
-#include "runtime/wd.h"
 
 /* The reads of one lock, every owner of this client, in one
  * rwlock/renew_readers call (KEYS: name, timeout-key prefix; ARGV: lease,

@@ -15,8 +15,6 @@
 #include "runtime/fam.h"
 #include "runtime/fam_settle.h"    /* rlk_fam_record: an acquisition recorded settles doubts */
 #include "runtime/lq.h"
-#include "runtime/rt.h"
-#include "runtime/wd.h"
 
 /* A release script's reply (nil / 0 / 1 / 2: a release that handed the
  * lock over) as enum rlk_release_outcome; RLK_REL_ERROR for any other
