@@ -189,9 +189,10 @@ static void ael_send(void *arg)
     a->w.retry = NULL;
     a->w.call = rlk_a_kind_call(a->h.ac, &rlk_elect_leader_call, a->name,
                                 &(rlk_proto_argvals){0}, NULL, ael_read_reply, a);
-    if (!a->w.call)
-        ael_end(a, rlk_ae_closing(a->h.ac) ? RLK_ERR_CLOSED : RLK_ERR_NOMEM, "%s",
-                rlk_ae_closing(a->h.ac) ? "client freed" : "out of memory");
+    if (!a->w.call) {
+        rlk_a_wait_quiet(&a->w);
+        rlk_a_common_unsent(a->h.r, "election", a->name);
+    }
 }
 
 /* The request's own callback: the caller's, with the leadership read. */

@@ -135,9 +135,10 @@ static void aon_call(void *arg)
     rlk_ae_timer_del(o->w.retry);
     o->w.retry = NULL;
     o->w.call = rlk_a_kind_call(o->h.ac, o->pc, o->name, &o->v, o->tail, aon_reply, o);
-    if (!o->w.call)
-        aon_end(o, rlk_ae_closing(o->h.ac) ? RLK_ERR_CLOSED : RLK_ERR_NOMEM, "%s",
-                rlk_ae_closing(o->h.ac) ? "client freed" : "out of memory");
+    if (!o->w.call) {
+        rlk_a_wait_quiet(&o->w);
+        rlk_a_common_unsent(o->h.r, o->what, o->name);
+    }
 }
 
 rlk_async_req *rlk_a_once_start(rlk_async *ac, const char *who, const char *what, int mkind,
