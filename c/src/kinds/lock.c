@@ -13,6 +13,7 @@
  */
 #include <stdlib.h>
 
+#include "client/clock.h"
 #include "client/error.h"
 #include "kinds/handle.h"
 #include "kinds/lock.h"
@@ -286,12 +287,21 @@ int rlk_lock_force_unlock_named(rlk_lock *l, int *released)
 
 /* ---------------------------------------------------------------- queries */
 
-void rlk_lock_lease_note(rlk_lock *l, long long sent_ns, long long lease_ms)
+int rlk_lock_first_lease(rlk_lock *l, long long lease_ms)
 {
     char owner[RLK_OWNER_MAX + 1];
+    rlk_proto_argvals v = {.lease_ms = lease_ms, .owner = owner};
+    long long sent_ns = rlk_clock_now_ns(), renewed = 0;
+    int rc = rlk_handle_owner(&l->b, owner, sizeof owner, "rlk_lock_owner");
 
-    if (rlk_handle_owner(&l->b, owner, sizeof owner, "rlk_lock_owner") == RLK_OK)
+    if (rc == RLK_OK &&
+        (rc = rlk_handle_int(&l->b, &rlk_lock_first_lease_call, &v, &renewed)) == RLK_OK &&
+        renewed != 1)
+        rc = rlk_set_error(l->b.c, RLK_ERR_LOST, "lock %s: gone before all members were held",
+                           l->b.name);
+    if (rc == RLK_OK)
         rlk_wd_lease_set(l->b.rt->wd, RLK_KIND_LOCK, l->b.name, owner, sent_ns, lease_ms);
+    return rc;
 }
 
 int rlk_lock_is_locked(rlk_lock *l, int *locked)

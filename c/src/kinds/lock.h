@@ -23,11 +23,11 @@ typedef struct rlk_lock_timeline {
 /* The calling thread's last successful rlk_lock_try_lock / rlk_lock_lock. */
 void rlk_lock_last_timeline(rlk_lock_timeline *out);
 
-/* A call other than an acquisition set the lease of the calling thread's
- * hold of l to lease_ms, sent at sent_ns (CLOCK_MONOTONIC): the MultiLock's
- * re-expiry of its members (multi/multilock.c), so that rlk_lock_lease
- * counts from it. Nothing when not held. */
-void rlk_lock_lease_note(rlk_lock *l, long long sent_ns, long long lease_ms);
+/* Sets the lease of the calling thread's hold of l to lease_ms by reentrant/renew with "first"
+ * (rlk_lock_first_lease_call): the MultiLock's re-expiry of its members (multi/multilock.c)
+ * once all are held; rlk_lock_lease counts from its send. RLK_ERR_LOST (recorded) when the
+ * hold is gone. */
+int rlk_lock_first_lease(rlk_lock *l, long long lease_ms);
 
 /* What messages on the reentrant lock's channels mean: "0" wakes one, a
  * grant (the decimal head * 2^26 + next, lib/hand_over) wakes the ticket it

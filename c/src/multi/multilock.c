@@ -243,28 +243,9 @@ static int multi_attempt(rlk_multilock *m, const rlk_multilock_plan *p)
  * RLK_ERR_LOST when one no longer holds; everything is given back then. */
 static int multi_set_leases(rlk_multilock *m, long long lease_ms)
 {
-    char lease[24], owner[RLK_OWNER_MAX + 1];
-
-    snprintf(lease, sizeof lease, "%lld", lease_ms);
     for (int k = 0; k < m->n; k++) {
-        int i = m->order[k], rc;
-        multi_member *x = &m->mem[i];
-        const char *keys[1] = {x->name}, *args[3] = {lease, owner, "first"};
-        redisReply *r = NULL;
-        long long sent = rlk_clock_now_ns();
+        int i = m->order[k], rc = rlk_lock_first_lease(m->mem[i].lock, lease_ms);
 
-        rc = rlk_lock_owner(x->lock, owner, sizeof owner);
-        if (rc == RLK_OK)
-            rc = rlk_eval(x->c, "reentrant/renew", 1, keys, 3, args, &r);
-        if (rc == RLK_OK && r->type != REDIS_REPLY_INTEGER)
-            rc = rlk_set_error(x->c, RLK_ERR_PROTOCOL, "reentrant/renew %s: reply type %d",
-                               x->name, r->type);
-        else if (rc == RLK_OK && r->integer != 1)
-            rc = rlk_set_error(x->c, RLK_ERR_LOST, "lock %s: gone before all members were held",
-                               x->name);
-        else if (rc == RLK_OK)
-            rlk_lock_lease_note(x->lock, sent, lease_ms);   /* its lease counts from here */
-        freeReplyObject(r);
         if (rc != RLK_OK)
             return multi_give_back(m, i, rc, m->n);
     }
