@@ -33,6 +33,7 @@
 #include "client/topo.h"
 #include "engine/engine.h"
 #include "runtime/rt.h"
+#include "runtime/wait.h"
 
 #define REDLOCK_DEFAULT_SERVER_TIMEOUT_MS 50
 #define REDLOCK_UNLOCK_TIMEOUT_MS 1000     /* at least this long for rlk_redlock_unlock's round */
@@ -511,7 +512,7 @@ static int redlock_retry_pause(rlk_redlock *rl, long long deadline_ns)
 static int redlock_try_lock_locked(rlk_redlock *rl, long long wait_ms, long long lease_ms,
                                    long long *validity_ms)
 {
-    long long start = rlk_clock_now_ns(), deadline;
+    long long deadline = rlk_wait_deadline(rlk_clock_now_ns(), wait_ms);   /* -1: none */
     int rc;
 
     if (rlk_redlock_is_held(rl))
@@ -519,9 +520,6 @@ static int redlock_try_lock_locked(rlk_redlock *rl, long long wait_ms, long long
     /* Not held: no reader looks at the token until redlock_set_held publishes it. */
     if (rlk_random_hex(rl->token, REDLOCK_TOKEN_BYTES) != 0)
         return redlock_fail(rl, RLK_ERR_IO, 0, "no random source for a token");
-    if (wait_ms > REDLOCK_LEASE_MAX)
-        wait_ms = REDLOCK_LEASE_MAX;
-    deadline = wait_ms < 0 ? -1 : start + wait_ms * RLK_NS_PER_MS;
     for (;;) {     /* a failed attempt leaves the handle not held */
         if (wait_ms != 0 && redlock_interrupted(rl))
             return redlock_fail(rl, RLK_ERR_INTERRUPTED, 0, "wait interrupted");
