@@ -342,8 +342,7 @@ int rlk_elect_wait_change(rlk_elect *e, const rlk_elect_info *known, long long t
               : out->leader && out->ttl_ms >= 0 ? now + (out->ttl_ms + 1) * 1000000LL : -1;
         if (ready == RLK_SUB_DOWN && (end < 0 || end > now + 100 * 1000000LL))
             end = now + 100 * 1000000LL;
-        if (end >= 0 && (until < 0 || end < until))
-            until = end;
+        until = rlk_clock_until_min(until, end);
         rlk_elect_info_clear(out);
         if (deadline >= 0 && now >= deadline) {
             rc = away ? rc : RLK_ERR_TIMEOUT;
