@@ -74,7 +74,8 @@ typedef struct rlk_a_lockreq {
                                        place in the queue: a single try, or not yet) */
     int cw;                         /* ALK_*: what the call in flight is */
     int end_err;                    /* the error to complete with once the cancel is back */
-    char end_msg[RLK_ACQ_MSG];      /* the message to end with */
+    char *end_msg;                  /* the message to end with (heap, made at the end: a pending
+                                       request stays small; NULL: out of memory) */
 } rlk_a_lockreq;
 
 /* ---------------------------------------------------------------- the request */
@@ -104,19 +105,25 @@ static int alk_send(rlk_a_lockreq *a, const char *script, const char *argnames,
 
 static void alk_set_msg(rlk_a_lockreq *a, const char *fmt, ...)
 {
-    char buf[sizeof a->end_msg];    /* fmt's arguments may be a->end_msg itself */
+    char buf[RLK_ACQ_MSG];      /* fmt's arguments may be a->end_msg itself */
     va_list ap;
 
     va_start(ap, fmt);
     vsnprintf(buf, sizeof buf, fmt, ap);
     va_end(ap);
-    memcpy(a->end_msg, buf, sizeof buf);
+    free(a->end_msg);
+    a->end_msg = strdup(buf);
+}
+
+static const char *alk_msg(const rlk_a_lockreq *a)
+{
+    return a->end_msg ? a->end_msg : "out of memory";
 }
 
 /* Completes the request with err and the message set (RLK_ERR_CANCELLED for 0). */
 static void alk_complete(rlk_a_lockreq *a, int err)
 {
-    rlk_ae_complete(a->h.r, err ? err : RLK_ERR_CANCELLED, 0, NULL, "%s", a->end_msg);
+    rlk_ae_complete(a->h.r, err ? err : RLK_ERR_CANCELLED, 0, NULL, "%s", alk_msg(a));
 }
 
 static void alk_free_state(rlk_async_req *r, void *state)
@@ -126,7 +133,7 @@ static void alk_free_state(rlk_async_req *r, void *state)
     (void)r;
     rlk_a_wait_quiet(&a->w);
     rlk_ae_call_forget(a->w.call);
-    rlk_a_common_free(5, a->name, a->owner, a->value, a->mine, a->values);
+    rlk_a_common_free(6, a->end_msg, a->name, a->owner, a->value, a->mine, a->values);
     rlk_proto_keys_free(&a->keys);
 }
 
@@ -498,7 +505,7 @@ static void alk_read_reply(rlk_a_lockreq *a, int rc, const redisReply *r)
         alk_read_back(a);   /* not settled yet: read again while the budget lasts */
         return;
     }
-    snprintf(why, sizeof why, "%s", a->end_msg);
+    snprintf(why, sizeof why, "%s", alk_msg(a));
     if (rc != RLK_OK)
         rlk_acq_unknown(&a->m, why, &x);
     else
