@@ -17,8 +17,6 @@
  * already) then proves the lost call ran: acquired. docs/async-internals.md
  * describes it.
  */
-#include <stdio.h>
-#include <string.h>
 
 #include "client/client.h"
 #include "client/random.h"
@@ -92,15 +90,12 @@ static void aps_reply(rlk_async *ac, int rc, const redisReply *r, const char *er
  * when it is completed. */
 static int aps_begin(aps *a, const char *who, const char *name, long long wait_ms)
 {
-    char busy[256];
-
     if (rlk_a_semq_begin(&a->q, who, name))
         return 1;
-    snprintf(busy, sizeof busy, "acquire %s: no permit available", name);
     a->q.release = &rlk_psem_release_call;
     a->q.result = a->hex;
     a->q.id = a->raw;
-    return rlk_a_semq_init(&a->q, who, name, 1, wait_ms, busy, &rlk_psem_acquire_call, 1);
+    return rlk_a_semq_init(&a->q, who, name, 1, wait_ms, "acquire", &rlk_psem_acquire_call, 1);
 }
 
 rlk_async_req *rlk_async_psemaphore_acquire(rlk_async *ac, const char *name, long long wait_ms,

@@ -16,7 +16,6 @@
  * before the request ends RLK_ERR_CANCELLED. docs/async-internals.md
  * describes it.
  */
-#include <stdio.h>
 
 #include "kinds/semaphore.h"
 #include "runtime/fam.h"
@@ -28,7 +27,6 @@ rlk_async_req *rlk_async_semaphore_acquire(rlk_async *ac, const char *name, long
                                            long long wait_ms, rlk_async_fn fn, void *privdata)
 {
     static const char who[] = "rlk_async_semaphore_acquire";
-    char busy[256];
     rlk_async_req *r;
     rlk_a_semq *q;
 
@@ -40,9 +38,8 @@ rlk_async_req *rlk_async_semaphore_acquire(rlk_async *ac, const char *name, long
         rlk_a_common_range(r, who, name, "permits", permits, 1, RLK_NUM_MAX) ||
         rlk_a_common_range(r, who, name, "wait_ms", wait_ms, -1, RLK_NUM_MAX))
         return r;
-    snprintf(busy, sizeof busy, "semaphore %s: %lld permit(s) not available", name, permits);
     q->release = &rlk_semaphore_release_call;
-    if (rlk_a_semq_init(q, who, name, permits, wait_ms, busy, &rlk_semaphore_acquire_call,
+    if (rlk_a_semq_init(q, who, name, permits, wait_ms, "semaphore", &rlk_semaphore_acquire_call,
                         0) == 0)
         rlk_a_semq_start(q, who);
     return r;

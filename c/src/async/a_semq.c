@@ -56,7 +56,7 @@ int rlk_a_semq_init(rlk_a_semq *q, const char *who, const char *name, long long 
     q->w.rule = &rlk_sem_queue_sub_rule;
     q->permits = permits;
     q->wait_ms = wait_ms;
-    snprintf(q->busy, sizeof q->busy, "%s", busy);
+    q->busy = busy;
     q->name = strdup(name);
     q->channel = rlk_fam_prefix_name(RLK_NAMES_CH_SEMAPHORE, name);
     if (q->channel)
@@ -190,7 +190,8 @@ static void rlk_a_semq_end(rlk_a_semq *q, int err)
     if (err == RLK_ERR_CANCELLED)
         rlk_a_semq_finish(q, err, "cancelled");
     else
-        rlk_a_semq_finish(q, err, "%s after %lld ms", q->busy, rlk_a_common_elapsed(&q->h));
+        rlk_a_semq_finish(q, err, "%s %s: %lld permit(s) not available after %lld ms", q->busy,
+                          q->name, q->permits, rlk_a_common_elapsed(&q->h));
 }
 
 static void rlk_a_semq_act(rlk_a_semq *q, rlk_acq_act *x);

@@ -40,8 +40,8 @@ typedef struct rlk_a_semq {
     char *name;                 /* the semaphore's key */
     char *channel;              /* redisson_sc:{name} */
     char *wake;                 /* redisson_sc:{name}:rlk:<cid>: this client's wake channel */
-    char busy[256];             /* "<what> <name>: <n> not available": the start of the message
-                                   of a wait that ran out */
+    const char *busy;           /* a wait that ran out ends "<busy> <name>: <permits> permit(s)
+                                   not available after <ms> ms", as the blocking call's */
     long long permits;          /* what the ticket asks for (the cancel's) */
     long long wait_ms;
     int queued;                 /* an attempt with the ticket may have queued it */
@@ -67,7 +67,8 @@ typedef struct rlk_a_semq {
 /* rlk_a_common_begin with q's hooks (the free of rlk_a_semq_free, the
  * cancel of rlk_a_semq_cancel): 1 when the request is completed. */
 int rlk_a_semq_begin(rlk_a_semq *q, const char *who, const char *name);
-/* Fills q for the semaphore name, a wait of wait_ms for permits (busy: the message's start;
+/* Fills q for the semaphore name, a wait of wait_ms for permits (busy: its message's first
+ * word, the blocking call's: "semaphore", "acquire";
  * acquire the kind's, its ARGV from q: permits, lease_ms, the ticket, the id; ids a
  * permit-expirable semaphore's, for the machine, kinds/acq.h rlk_acq_sem): 0; 1 when out of
  * memory (the request ends RLK_ERR_NOMEM "<who> <name>: out of memory"). */
