@@ -48,6 +48,10 @@ struct rlk_sub_chan {
     int lingering;              /* refs == 0 and subscribed on for a while (s->nlinger counts it) */
     int quiet;                  /* lingering only until a message other than an echo comes */
     int echoes;                 /* joined holds' own releases' "0"s still to come */
+    int maybe_echoes;           /* echoes that may come (their releases were sent before the
+                                   channel was confirmed; at most 4 counted): a message is taken
+                                   for one only while nobody is joined (a quiet linger goes on),
+                                   never kept from the hook */
     long long msg_ns;           /* when the last message was read (the handoff timeline) */
     rlk_sub_ticket *tickets;    /* ticket waiters on this channel */
     const rlk_sub_rule *rule;   /* what its messages mean (never NULL) */
@@ -183,19 +187,26 @@ static void rlk_sub_heard(rlk_async *ac, const char *channel, const char *msg, s
             ch->gen++;      /* again: a reconnect or a move, messages may have been missed */
         ch->heard = ch->confirmed = 1;
         ch->down = 0;
-        ch->echoes = 0;     /* (an echo may have been missed: the next message is not one) */
+        /* An echo counted before may have been missed (a reconnect): it may come, or not. */
+        ch->maybe_echoes += ch->echoes;
+        if (ch->maybe_echoes > 4)
+            ch->maybe_echoes = 4;
+        ch->echoes = 0;
     } else if (msg == rlk_ae_down) {
         if (ch->confirmed)
             ch->gen++;      /* its waiters go back to wait for it, or poll */
         ch->confirmed = ch->covered = 0;
         ch->permits = 0;
         ch->down = 1;
-        ch->echoes = 0;
+        ch->echoes = ch->maybe_echoes = 0;
     } else if (ch->confirmed) {
         rlk_sub_message(ch, msg, len);
-        int echo = ch->echoes > 0;
+        int echo = ch->echoes > 0 || (ch->refs == 0 && ch->maybe_echoes > 0);
 
-        ch->echoes -= echo;
+        if (ch->echoes > 0)
+            ch->echoes--;
+        else if (echo)
+            ch->maybe_echoes--;
         hook = ch->refs > 0 && !echo;
         if (ch->refs == 0 && ch->quiet && !echo) {
             /* Someone else took and released the lock: lingering would have this client hear
@@ -243,7 +254,7 @@ static void rlk_sub_sync(rlk_async *ac, void *arg)
         ch->keep = ch->refs > 0 || ch->lingering;
         if (!ch->keep && ch->ls) {  /* unsubscribed below: joined again only once resubscribed */
             ch->confirmed = ch->heard = ch->down = ch->covered = 0;
-            ch->echoes = 0;
+            ch->echoes = ch->maybe_echoes = 0;
         }
         if (ch->lingering)
             next = rlk_clock_until_min(next, ch->linger_until);
@@ -384,18 +395,27 @@ int rlk_sub_expect_echo(rlk_sub *s, rlk_sub_chan *ch)
     int counted;
 
     pthread_mutex_lock(&s->mu);
-    /* (Not confirmed: its "0" may come before the confirmation, and be dropped.) */
-    if ((counted = ch->confirmed))
+    /* Not confirmed: its "0" may come before the confirmation, and be dropped, or after it. */
+    if ((counted = ch->confirmed)) {
+        /* Those of releases sent before the confirmation come before this one's, if at all: a
+         * late one is taken for this one, and this one's then for news (a renewal, or the end
+         * of a quiet linger: never a message kept from the hook). */
         ch->echoes++;
+        ch->maybe_echoes = 0;
+    } else if (ch->maybe_echoes < 4) {
+        ch->maybe_echoes++;
+    }
     pthread_mutex_unlock(&s->mu);
-    return counted;
+    return counted ? 1 : 2;
 }
 
-void rlk_sub_echo_void(rlk_sub *s, rlk_sub_chan *ch)
+void rlk_sub_echo_void(rlk_sub *s, rlk_sub_chan *ch, int echo)
 {
     pthread_mutex_lock(&s->mu);
-    if (ch->echoes > 0)
+    if (echo == 1 && ch->echoes > 0)
         ch->echoes--;
+    if (echo == 2 && ch->maybe_echoes > 0)
+        ch->maybe_echoes--;
     pthread_mutex_unlock(&s->mu);
 }
 

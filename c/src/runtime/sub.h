@@ -94,10 +94,13 @@ extern int rlk_sub_linger_max;
 /* A hold joined to ch (its lock's channel, rlk_sub_join) is about to send its release: one
  * message on ch from now on is presumably its own "0", its echo, which still adds a permit but
  * is not given to the hook (the same client's next hold of the lock, joined before the echo
- * came, is not renewed for it) and does not end a quiet linger. 1 when counted (ch confirmed),
- * else 0. rlk_sub_echo_void: a counted echo does not come (the release did not publish). */
+ * came, is not renewed for it) and does not end a quiet linger. 1: counted (ch confirmed); 2:
+ * ch not confirmed yet, the echo may never reach this client: one message is taken for it only
+ * while nobody is joined (it does not end a quiet linger; the hook hears it when someone is
+ * joined). rlk_sub_echo_void(echo): that echo does not come (the
+ * release did not publish). */
 int rlk_sub_expect_echo(rlk_sub *s, rlk_sub_chan *ch);
-void rlk_sub_echo_void(rlk_sub *s, rlk_sub_chan *ch);
+void rlk_sub_echo_void(rlk_sub *s, rlk_sub_chan *ch, int echo);
 /* The hold leaves ch after its release. The channel lingers quietly: subscribed for
  * rlk_sub_linger_ms, but only until a message other than an echo comes (another client took
  * and released the lock: lingering would have this client hear every release of theirs), so the

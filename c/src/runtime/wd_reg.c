@@ -53,7 +53,7 @@ void rlk_wd_unlink(rlk_wd *wd, rlk_hold *e)
 void rlk_hold_leave(rlk_wd *wd, rlk_hold *e)
 {
     if (e->sub_ch && e->echo && e->released != 1)
-        rlk_sub_echo_void(wd->sub, e->sub_ch);      /* its release published nothing */
+        rlk_sub_echo_void(wd->sub, e->sub_ch, e->echo);     /* its release published nothing */
     if (e->sub_ch && !e->leave_now)
         rlk_sub_leave(wd->sub, e->sub_ch);
     else if (e->sub_ch && e->released)

@@ -26,8 +26,8 @@ struct rlk_hold {
     int leave_now;              /* rlk_hold_spec.leave_now: its channel lingers only quietly */
     int released;               /* its last release ran: 1 published (replied released), 2 did
                                    not (0: no release: lost, forgotten) */
-    int echo;                   /* its release's "0" is expected on its channel (sub.h
-                                   rlk_sub_expect_echo) */
+    int echo;                   /* its release's "0" is expected on its channel: sub.h
+                                   rlk_sub_expect_echo's answer (0: not asked) */
     long long renew_ms;         /* the lease a renewal sets */
     long long period_ns;        /* renewed this often */
     long long lost_after_ns;    /* lost this long after last_ok_ns, failing or not */

@@ -83,15 +83,22 @@ static void test_retake_subscribes_once(void)
     CHECK_INT_EQ(pairs(c, "lg:again", 1), RLK_OK);
     CHECKF(tk_wait_numsub(&srv, chan, 1, 3000) == 0, "the channel is not subscribed after the "
            "hold's release (it lingers)");
+    /* (A hold released before its SUBSCRIBE was confirmed may or may not hear its echo: one
+     * more hold, released once subscribed, and the client knows what to expect.) */
+    CHECK_INT_EQ(pairs(c, "lg:again", 1), RLK_OK);
     a = stats(c);
     CHECK_INT_EQ(pairs(c, "lg:again", 100), RLK_OK);
     b = stats(c);
-    printf("  100 holds: %llu SUBSCRIBE, %llu UNSUBSCRIBE\n", b.subscribes - a.subscribes,
-           b.unsubscribes - a.unsubscribes);
-    CHECKF(b.subscribes - a.subscribes == 0 && b.unsubscribes - a.unsubscribes == 0,
+    printf("  100 holds: %llu SUBSCRIBE, %llu UNSUBSCRIBE (%llu subscriber connections lost)\n",
+           b.subscribes - a.subscribes, b.unsubscribes - a.unsubscribes, b.sub_drops - a.sub_drops);
+    /* A subscriber connection lost meanwhile (a stalled machine: its keepalive unanswered)
+     * subscribes again once: that is not a hold's SUBSCRIBE. */
+    CHECKF(b.subscribes - a.subscribes <= b.sub_drops - a.sub_drops &&
+               b.unsubscribes - a.unsubscribes == 0,
            "100 holds of one lock sent %llu SUBSCRIBE and %llu UNSUBSCRIBE (want 0: the channel "
-           "lingers subscribed from the first)", b.subscribes - a.subscribes,
-           b.unsubscribes - a.unsubscribes);
+           "lingers subscribed from the first; %llu subscriber connections lost)",
+           b.subscribes - a.subscribes, b.unsubscribes - a.unsubscribes,
+           b.sub_drops - a.sub_drops);
     CHECK_INT_EQ(tk_numsub(&srv, chan), 1);
     rlk_free(c);
 }
@@ -189,8 +196,9 @@ static void test_foreign_message_ends_linger(void)
 
     linger_bounds(60000, LINGER_MAX);
     REQUIRE((c = tk_connect(url, 0, 1)) != NULL);
-    CHECK_INT_EQ(pairs(c, "lg:foreign", 2), RLK_OK);
+    CHECK_INT_EQ(pairs(c, "lg:foreign", 1), RLK_OK);
     CHECK(tk_wait_numsub(&srv, chan, 1, 3000) == 0);
+    CHECK_INT_EQ(pairs(c, "lg:foreign", 1), RLK_OK);   /* released once subscribed */
     /* Another holder's release (Redisson's, or an rlk client's): "0" on the lock's channel. */
     /* (SPUBLISH where the client subscribes sharded: Redis 7 with pubsub AUTO.) */
     CHECK(tk_int(&srv, "PUBLISH %s 0", chan) >= 1 || tk_int(&srv, "SPUBLISH %s 0", chan) >= 1);
@@ -198,8 +206,11 @@ static void test_foreign_message_ends_linger(void)
            "subscribed 3 s after another client's release (linger 60 s)");
     a = stats(c);
     CHECK_INT_EQ(pairs(c, "lg:foreign", 1), RLK_OK);
+    /* (The hold does not wait for its SUBSCRIBE: the subscriber's loop sends it.) */
+    CHECKF(tk_wait_numsub(&srv, chan, 1, 3000) == 0, "the next hold did not subscribe again");
     b = stats(c);
-    CHECK_INT_EQ((long long)(b.subscribes - a.subscribes), 1);     /* subscribed again */
+    CHECKF(b.subscribes - a.subscribes == 1 + (b.sub_drops - a.sub_drops), "the next hold sent "
+           "%llu SUBSCRIBE (want 1: subscribed again)", b.subscribes - a.subscribes);
     CHECK_INT_EQ((long long)(b.renew_calls - a.renew_calls), 0);
     rlk_free(c);
 }
