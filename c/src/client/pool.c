@@ -62,17 +62,17 @@ void rlk_slot_drop(rlk_slot *slot)
     }
 }
 
-/* Cuts the command timeout of slot's connection to the thread's time
- * limit: 1 when cut (restore it after the call), 0 when not, or
- * RLK_ERR_TIMEOUT (recorded) when the limit has passed. */
-static int rlk_pool_limit(rlk_client *c, rlk_slot *slot)
+/* Cuts the command timeout of connection ctx to the thread's time limit
+ * (ctx NULL: only checks the limit): 1 when cut (restore it after the call),
+ * 0 when not, or minus RLK_ERR_TIMEOUT (recorded) when the limit has passed. */
+static int rlk_pool_limit(rlk_client *c, redisContext *ctx)
 {
     struct timeval tv;
     int cut = rlk_time_limit_tv(c->command_tv, &tv);
 
     if (cut < 0)
         return -rlk_set_error(c, RLK_ERR_TIMEOUT, "%s: time limit of the wait reached", c->addr);
-    if (cut > 0 && redisSetTimeout(slot->ctx, tv) != REDIS_OK)
+    if (cut > 0 && (!ctx || redisSetTimeout(ctx, tv) != REDIS_OK))
         return 0;
     return cut;
 }
@@ -95,7 +95,7 @@ int rlk_slot_ready(rlk_client *c, rlk_slot *slot)
         RLK_CLIENT_COUNT(c, reconnects);
     /* A reconnect's preload keeps to the thread's time limit too: a stopped
      * server accepts a connect. */
-    cut = rlk_pool_limit(c, slot);
+    cut = rlk_pool_limit(c, slot->ctx);
     if (cut < 0) {
         rlk_slot_drop(slot);
         return -cut;
@@ -123,8 +123,7 @@ int rlk_pool_conn_error(int rc)
 int rlk_pool_run(rlk_client *c, rlk_conn_op op, void *arg, int idempotent, redisReply **reply)
 {
     rlk_slot *slot;
-    struct timeval unused;
-    int rc = RLK_OK;
+    int rc;
 
     *reply = NULL;
     if (c->fatal)
@@ -132,15 +131,15 @@ int rlk_pool_run(rlk_client *c, rlk_conn_op op, void *arg, int idempotent, redis
     if (c->topo->flags & RLK_TOPO_ROUTED)   /* no pool of its own: a call without a key,
                                                on any master (fences use the node's own) */
         return c->topo->run(c, RLK_TOPO_ANY_SLOT, NULL, op, arg, idempotent, reply);
-    if (rlk_time_limit_tv(c->command_tv, &unused) < 0)
-        return rlk_set_error(c, RLK_ERR_TIMEOUT, "%s: time limit of the wait reached", c->addr);
+    if ((rc = rlk_pool_limit(c, NULL)) < 0)     /* none left: no slot taken */
+        return -rc;
     slot = rlk_pool_checkout(c);
     rlk_pool_note_lost(c, NULL);
     for (int attempt = 0; attempt < 2; attempt++) {
         int written = 0, cut = 0;
 
         rc = rlk_slot_ready(c, slot);
-        if (rc == RLK_OK && (cut = rlk_pool_limit(c, slot)) < 0)
+        if (rc == RLK_OK && (cut = rlk_pool_limit(c, slot->ctx)) < 0)
             rc = -cut;
         if (rc == RLK_OK && !slot->identified) {
             /* Name the connection and learn its id (for fencing a lost reply)
