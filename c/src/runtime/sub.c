@@ -200,9 +200,9 @@ static void rlk_sub_heard(rlk_async *ac, const char *channel, const char *msg, s
         ch->down = 1;
         ch->echoes = ch->maybe_echoes = 0;
     } else if (ch->confirmed) {
-        rlk_sub_message(ch, msg, len);
         int echo = ch->echoes > 0 || (ch->refs == 0 && ch->maybe_echoes > 0);
 
+        rlk_sub_message(ch, msg, len);
         if (ch->echoes > 0)
             ch->echoes--;
         else if (echo)
