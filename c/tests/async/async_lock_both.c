@@ -13,10 +13,8 @@
  *
  *   rlk_async_lock_both_<loop> <case>|all
  */
-#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
-#include <string.h>
 
 #include "check.h"
 #include "fixture.h"
@@ -128,39 +126,11 @@ static void test_release_gone(void)
            a.exists);
 }
 
-typedef struct alb_case {
-    const char *name;
-    void (*fn)(void);
-} alb_case;
-
-static const alb_case cases[] = {
+static const at_case cases[] = {
     {"release_gone", test_release_gone},
 };
 
 int main(int argc, char **argv)
 {
-    const char *want = argc > 1 ? argv[1] : "all";
-    static const char *const extra[] = {"--enable-debug-command", "yes", NULL};
-    rlk_fx_config cfg;
-    int found = 0;
-
-    signal(SIGPIPE, SIG_IGN);
-    rlk_fx_config_init(&cfg);
-    cfg.extra = extra;      /* DEBUG SLEEP */
-    if (rlk_fx_start(&srv, &cfg) != 0)
-        return 1;
-    rlk_fx_url(&srv, -1, url, sizeof url);
-    printf("async_lock_both (%s) on %s\n", aloop_name(), url);
-    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
-        if (strcmp(want, "all") != 0 && strcmp(want, cases[i].name) != 0)
-            continue;
-        check_run(cases[i].name, cases[i].fn);
-        found++;
-    }
-    rlk_fx_stop(&srv);
-    if (!found) {
-        fprintf(stderr, "async_lock_both (%s): no case %s\n", aloop_name(), want);
-        return 2;
-    }
-    return check_summary("async_lock_both");
+    return AT_MAIN_DEBUG("async_lock_both", cases, argc > 1 ? argv[1] : "all", &srv, url);
 }

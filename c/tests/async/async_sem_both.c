@@ -15,10 +15,8 @@
  *
  *   rlk_async_sem_both_<loop> <case>|all
  */
-#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
-#include <string.h>
 
 #include "check.h"
 #include "fixture.h"
@@ -181,40 +179,12 @@ static void test_psem_lost_ran(void)
     both(PSEM_LOST_RAN, "asb:psem", RLK_OK);
 }
 
-typedef struct asb_case {
-    const char *name;
-    void (*fn)(void);
-} asb_case;
-
-static const asb_case cases[] = {
+static const at_case cases[] = {
     {"sem_lost", test_sem_lost},
     {"psem_lost_ran", test_psem_lost_ran},
 };
 
 int main(int argc, char **argv)
 {
-    const char *want = argc > 1 ? argv[1] : "all";
-    static const char *const extra[] = {"--enable-debug-command", "yes", NULL};
-    rlk_fx_config cfg;
-    int found = 0;
-
-    signal(SIGPIPE, SIG_IGN);
-    rlk_fx_config_init(&cfg);
-    cfg.extra = extra;      /* DEBUG SLEEP */
-    if (rlk_fx_start(&srv, &cfg) != 0)
-        return 1;
-    rlk_fx_url(&srv, -1, url, sizeof url);
-    printf("async_sem_both (%s) on %s\n", aloop_name(), url);
-    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
-        if (strcmp(want, "all") != 0 && strcmp(want, cases[i].name) != 0)
-            continue;
-        check_run(cases[i].name, cases[i].fn);
-        found++;
-    }
-    rlk_fx_stop(&srv);
-    if (!found) {
-        fprintf(stderr, "async_sem_both (%s): no case %s\n", aloop_name(), want);
-        return 2;
-    }
-    return check_summary("async_sem_both");
+    return AT_MAIN_DEBUG("async_sem_both", cases, argc > 1 ? argv[1] : "all", &srv, url);
 }

@@ -13,6 +13,8 @@
 #include "aloop.h"
 #include "async_procs.h"
 
+const char *const at_debug_args[] = {"--enable-debug-command", "yes", NULL};
+
 int at_run_cases(const at_case *cases, size_t n, const char *want, at_check_run_fn run)
 {
     int ran = 0;
@@ -30,10 +32,20 @@ int at_main(const char *prog, const at_case *cases, size_t n, const char *want, 
             rlk_fx_server *srv, char *url, size_t url_len, at_check_run_fn run,
             at_check_summary_fn summary)
 {
+    return at_main_extra(prog, cases, n, want, note, NULL, srv, url, url_len, run, summary);
+}
+
+int at_main_extra(const char *prog, const at_case *cases, size_t n, const char *want,
+                  const char *note, const char *const *extra, rlk_fx_server *srv, char *url,
+                  size_t url_len, at_check_run_fn run, at_check_summary_fn summary)
+{
+    rlk_fx_config cfg;
     int ran;
 
     signal(SIGPIPE, SIG_IGN);
-    if (rlk_fx_start(srv, NULL) != 0)       /* over TLS when $RLK_TEST_TLS is set */
+    rlk_fx_config_init(&cfg);
+    cfg.extra = extra;
+    if (rlk_fx_start(srv, &cfg) != 0)       /* over TLS when $RLK_TEST_TLS is set */
         return 1;
     rlk_fx_url(srv, -1, url, url_len);
     printf("%s (%s) on %s%s\n", prog, aloop_name(), url, note ? note : "");

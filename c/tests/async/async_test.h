@@ -59,6 +59,20 @@ int at_main(const char *prog, const at_case *cases, size_t n, const char *want, 
     at_main((prog), (cases), AT_NCASES(cases), (want), (note), (srv), (url), sizeof(url),  \
             check_run, check_summary)
 
+/* at_main with the server started with the extra arguments (NULL-terminated: the fixture's
+ * rlk_fx_config.extra, e.g. --enable-debug-command yes for DEBUG SLEEP). */
+int at_main_extra(const char *prog, const at_case *cases, size_t n, const char *want,
+                  const char *note, const char *const *extra, rlk_fx_server *srv, char *url,
+                  size_t url_len, at_check_run_fn run, at_check_summary_fn summary);
+
+/* A program whose cases put the server to sleep (DEBUG SLEEP): at_main_extra with the debug
+ * command enabled. */
+#define AT_MAIN_DEBUG(prog, cases, want, srv, url)                                           \
+    at_main_extra((prog), (cases), AT_NCASES(cases), (want), NULL, at_debug_args, (srv), (url), \
+                  sizeof(url), check_run, check_summary)
+/* {"--enable-debug-command", "yes", NULL} */
+extern const char *const at_debug_args[];
+
 /* ---------------------------------------------------------------- servers */
 
 /* A command on s (fmt with up to two string arguments): its integer reply,
