@@ -143,19 +143,29 @@ static int rlk_km_holds(rlk_client *c, const char *mark, const char *kind, int *
     return holds;
 }
 
-int rlk_km_renew(rlk_client *c, const char *name, const char *kind, long long ttl_ms)
+/* cmd on name's mark (PEXPIRE arg, or DEL with arg NULL) when the mark says kind; RLK_OK, or the
+ * read's or the command's error. */
+static int km_when_holds(rlk_client *c, const char *name, const char *kind, const char *cmd,
+                         const char *arg)
 {
     redisReply *r = NULL;
-    char *mark = rlk_km_key(name), ms[24];
+    char *mark = rlk_km_key(name);
     int rc = RLK_ERR_NOMEM;
 
-    snprintf(ms, sizeof ms, "%lld", ttl_ms);
     if (mark && rlk_km_holds(c, mark, kind, &rc))
-        rc = rlk_km_cmd(c, "PEXPIRE", mark, ms, &r);
+        rc = rlk_km_cmd(c, cmd, mark, arg, &r);
     if (r)
         freeReplyObject(r);
     free(mark);
     return rc;
+}
+
+int rlk_km_renew(rlk_client *c, const char *name, const char *kind, long long ttl_ms)
+{
+    char ms[24];
+
+    snprintf(ms, sizeof ms, "%lld", ttl_ms);
+    return km_when_holds(c, name, kind, "PEXPIRE", ms);
 }
 
 int rlk_km_mark_for(rlk_client *c, const char *name, const char *kind, long long ttl_ms)
@@ -179,14 +189,5 @@ int rlk_km_mark_for(rlk_client *c, const char *name, const char *kind, long long
 
 int rlk_km_unmark_if(rlk_client *c, const char *name, const char *kind)
 {
-    redisReply *r = NULL;
-    char *mark = rlk_km_key(name);
-    int rc = RLK_ERR_NOMEM;
-
-    if (mark && rlk_km_holds(c, mark, kind, &rc))
-        rc = rlk_km_cmd(c, "DEL", mark, NULL, &r);
-    if (r)
-        freeReplyObject(r);
-    free(mark);
-    return rc;
+    return km_when_holds(c, name, kind, "DEL", NULL);
 }
