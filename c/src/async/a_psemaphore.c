@@ -116,7 +116,7 @@ rlk_async_req *rlk_async_psemaphore_acquire(rlk_async *ac, const char *name, lon
                         "%s %s: no random source for permit ids", who, name);
         return a->q.h.r;
     }
-    rlk_psem_hex(a->raw, a->rawlen, a->hex);
+    rlk_hex(a->hex, a->raw, a->rawlen);
     a->q.idlen = a->rawlen;
     a->q.lease_ms = lease_ms;
     rlk_a_semq_start(&a->q, who);

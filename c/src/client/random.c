@@ -3,6 +3,7 @@
  * random.c - the kernel's random source (getrandom, else /dev/urandom) and
  * the v4 uuids made from it: client uuids, permit ids, RedLock tokens.
  */
+#include <ctype.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -46,10 +47,20 @@ unsigned long long rlk_random_below(unsigned long long n)
 
 /* ---------------------------------------------------------------- hex, uuid */
 
-static void rlk_hex(char *out, const unsigned char *b, size_t n)
+void rlk_hex(char *out, const unsigned char *b, size_t n)
 {
-    for (size_t i = 0; i < n; i++)
-        snprintf(out + 2 * i, 3, "%02x", b[i]);
+    static const char digits[] = "0123456789abcdef";
+
+    for (size_t i = 0; i < n; i++) {
+        out[2 * i] = digits[b[i] >> 4];
+        out[2 * i + 1] = digits[b[i] & 15];
+    }
+    out[2 * n] = '\0';
+}
+
+int rlk_hex_digit(int ch)
+{
+    return isdigit(ch) ? ch - '0' : isxdigit(ch) ? tolower(ch) - 'a' + 10 : -1;
 }
 
 int rlk_random_hex(char *out, size_t n)

@@ -26,6 +26,11 @@ unsigned long long rlk_random_below(unsigned long long n);
  * (RedLock tokens, an election handle's secret, pool connection names). 0 or -1. */
 int rlk_random_hex(char *out, size_t n);
 
+/* The n bytes of b as 2n lowercase hex digits and a NUL in out (permit ids, SHA-1 digests). */
+void rlk_hex(char *out, const unsigned char *b, size_t n);
+/* The value of the hex digit ch (either case); -1 when it is not one. */
+int rlk_hex_digit(int ch);
+
 /* Fills uuid with a random (v4) UUID, 36 characters and a NUL. 0 or -1. */
 int rlk_random_uuid(char uuid[RLK_UUID_LEN + 1]);
 

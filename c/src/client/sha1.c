@@ -9,6 +9,7 @@
 #include <openssl/err.h>
 #include <openssl/evp.h>
 
+#include "client/random.h"
 #include "client/sha1.h"
 
 void rlk_sha1_init(rlk_sha1_ctx *s)
@@ -45,15 +46,10 @@ void rlk_sha1_final(rlk_sha1_ctx *s, unsigned char digest[20])
 
 void rlk_sha1_final_hex(rlk_sha1_ctx *s, char hex[41])
 {
-    static const char digits[] = "0123456789abcdef";
     unsigned char digest[20];
 
     rlk_sha1_final(s, digest);
-    for (int i = 0; i < 20; i++) {
-        hex[2 * i] = digits[digest[i] >> 4];
-        hex[2 * i + 1] = digits[digest[i] & 15];
-    }
-    hex[40] = '\0';
+    rlk_hex(hex, digest, sizeof digest);
 }
 
 void rlk_sha1_hex(const void *data, size_t len, char hex[41])

@@ -43,16 +43,12 @@
 #include <strings.h>
 
 #include "rlk.h"
+#include "client/random.h"
 #include "client/url.h"
 
 #define RLK_URL_FAIL(...) (snprintf(err, errlen, __VA_ARGS__), RLK_ERR_URL)
 
 #define RLK_SENTINEL_PORT 26379
-
-static int rlk_hexval(int ch)
-{
-    return isdigit(ch) ? ch - '0' : isxdigit(ch) ? tolower(ch) - 'a' + 10 : -1;
-}
 
 /* Percent-decodes s[0..n), the URL's what, into a new string *out; RLK_ERR_URL when a
  * %-sequence is malformed or decodes to a NUL byte. */
@@ -70,8 +66,8 @@ static int rlk_pct_decode(const char *what, const char *s, size_t n, char **out,
             (*out)[j++] = s[i];
             continue;
         }
-        hi = (i + 2 < n) ? rlk_hexval((unsigned char)s[i + 1]) : -1;
-        lo = (i + 2 < n) ? rlk_hexval((unsigned char)s[i + 2]) : -1;
+        hi = (i + 2 < n) ? rlk_hex_digit((unsigned char)s[i + 1]) : -1;
+        lo = (i + 2 < n) ? rlk_hex_digit((unsigned char)s[i + 2]) : -1;
         if (hi < 0 || lo < 0 || (hi == 0 && lo == 0)) {
             free(*out);
             *out = NULL;

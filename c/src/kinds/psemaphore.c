@@ -15,7 +15,6 @@
  * (Redisson's setPermits, acquiredPermits, ...), the held permits' list and
  * the object's time to live (RExpirable, kinds/expiry.h).
  */
-#include <ctype.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -82,22 +81,6 @@ const char *rlk_psemaphore_channel(const rlk_psemaphore *s)
 
 /* ---------------------------------------------------------------- permit ids */
 
-void rlk_psem_hex(const unsigned char *raw, size_t len, char *out)
-{
-    static const char digits[] = "0123456789abcdef";
-
-    for (size_t i = 0; i < len; i++) {
-        out[2 * i] = digits[raw[i] >> 4];
-        out[2 * i + 1] = digits[raw[i] & 0x0f];
-    }
-    out[2 * len] = '\0';
-}
-
-static int rlk_psem_nibble(unsigned char ch)
-{
-    return isdigit(ch) ? ch - '0' : isxdigit(ch) ? tolower(ch) - 'a' + 10 : -1;
-}
-
 int rlk_psem_parse_id(const char *what, const char *name, const char *hex, unsigned char *raw,
                       size_t *len, char *msg, size_t msglen)
 {
@@ -107,7 +90,7 @@ int rlk_psem_parse_id(const char *what, const char *name, const char *hex, unsig
         return snprintf(msg, msglen, "%s %s: a permit id is 2..%d hex digits, an even number of "
                         "them", what, name, 2 * RLK_PSEM_RAW_ID_MAX), RLK_ERR_ARG;
     for (size_t i = 0; i < n; i += 2) {
-        int hi = rlk_psem_nibble(hex[i]), lo = rlk_psem_nibble(hex[i + 1]);
+        int hi = rlk_hex_digit((unsigned char)hex[i]), lo = rlk_hex_digit((unsigned char)hex[i + 1]);
 
         if (hi < 0 || lo < 0)
             return snprintf(msg, msglen, "%s %s: permit id \"%.40s\" is not hex", what, name,
@@ -227,7 +210,7 @@ int rlk_psemaphore_try_acquire_n(rlk_psemaphore *s, int n, long long wait_ms, lo
                                    "acquire");
     }
     for (int i = 0; rc == RLK_OK && i < n; i++)
-        rlk_psem_hex((const unsigned char *)t.ids[i], RLK_PSEM_NEW_ID_BYTES, ids[i]);
+        rlk_hex(ids[i], (const unsigned char *)t.ids[i], RLK_PSEM_NEW_ID_BYTES);
     free((void *)t.ids);
     return rlk_handle_call_end(&hc, RLK_MKIND_PSEMAPHORE, rc);
 }
@@ -464,9 +447,8 @@ int rlk_psemaphore_permits(rlk_psemaphore *s, rlk_permit_info *out, size_t max, 
         }
         expiry = (long long)strtod(r->element[i + 1]->str, NULL);
         if (*total < max) {
-            rlk_psem_hex((const unsigned char *)m->str,
-                         m->len > RLK_PSEM_RAW_ID_MAX ? RLK_PSEM_RAW_ID_MAX : m->len,
-                         out[*total].id);
+            rlk_hex(out[*total].id, (const unsigned char *)m->str,
+                    m->len > RLK_PSEM_RAW_ID_MAX ? RLK_PSEM_RAW_ID_MAX : m->len);
             out[*total].ttl_ms = expiry >= RLK_PSEM_LEASELESS ? -1 : expiry - now;
         }
         (*total)++;

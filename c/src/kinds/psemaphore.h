@@ -21,8 +21,6 @@ struct rlk_psemaphore {
                            queue's; wake: this client's wake channel */
 };
 
-/* A permit id's raw bytes as lower-case hex into out (2 * len + 1 bytes). */
-void rlk_psem_hex(const unsigned char *raw, size_t len, char *out);
 /* The message when hex is not a permit id (even length, 2..2048 hex digits,
  * either case), into msg as "<what> <name>: ..."; else decodes it into raw
  * (RLK_PSEM_RAW_ID_MAX bytes) with *len its length. RLK_OK or RLK_ERR_ARG.
