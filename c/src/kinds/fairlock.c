@@ -188,32 +188,28 @@ int rlk_fairlock_clear_queue(rlk_fairlock *f, long long *waiters)
 
 int rlk_fairlock_is_locked(rlk_fairlock *f, int *locked)
 {
-    return f && locked ? rlk_fam_is_locked(&f->b, locked) : RLK_ERR_ARG;
+    return rlk_fam_is_locked(f ? &f->b : NULL, locked);
 }
 
 int rlk_fairlock_is_held_by_me(rlk_fairlock *f, int *held)
 {
-    return f && held ? rlk_fam_is_held(&f->b, RLK_KIND_FAIR, "rlk_fairlock_owner", held)
-                     : RLK_ERR_ARG;
+    return rlk_fam_is_held(f ? &f->b : NULL, RLK_KIND_FAIR, "rlk_fairlock_owner", held);
 }
 
 int rlk_fairlock_lease(rlk_fairlock *f, long long *start_ns, long long *deadline_ns)
 {
-    if (!f || !start_ns || !deadline_ns)
-        return RLK_ERR_ARG;
-    return rlk_fam_held_lease(&f->b, RLK_KIND_FAIR, "rlk_fairlock_owner", start_ns,
+    return rlk_fam_held_lease(f ? &f->b : NULL, RLK_KIND_FAIR, "rlk_fairlock_owner", start_ns,
                               deadline_ns);
 }
 
 int rlk_fairlock_remaining_ttl(rlk_fairlock *f, long long *ttl_ms)
 {
-    return f && ttl_ms ? rlk_fam_remaining_ttl(&f->b, ttl_ms) : RLK_ERR_ARG;
+    return rlk_fam_remaining_ttl(f ? &f->b : NULL, ttl_ms);
 }
 
 int rlk_fairlock_hold_count(rlk_fairlock *f, long long *count)
 {
-    return f && count ? rlk_fam_hold_count(&f->b, RLK_KIND_FAIR, "rlk_fairlock_owner", count)
-                      : RLK_ERR_ARG;
+    return rlk_fam_hold_count(f ? &f->b : NULL, RLK_KIND_FAIR, "rlk_fairlock_owner", count);
 }
 
 int rlk_fairlock_queue_length(rlk_fairlock *f, long long *n)

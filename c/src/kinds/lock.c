@@ -306,30 +306,26 @@ int rlk_lock_first_lease(rlk_lock *l, long long lease_ms)
 
 int rlk_lock_is_locked(rlk_lock *l, int *locked)
 {
-    return l && locked ? rlk_fam_is_locked(&l->b, locked) : RLK_ERR_ARG;
+    return rlk_fam_is_locked(l ? &l->b : NULL, locked);
 }
 
 int rlk_lock_is_held_by_me(rlk_lock *l, int *held)
 {
-    return l && held ? rlk_fam_is_held(&l->b, RLK_KIND_LOCK, "rlk_lock_owner", held)
-                     : RLK_ERR_ARG;
+    return rlk_fam_is_held(l ? &l->b : NULL, RLK_KIND_LOCK, "rlk_lock_owner", held);
 }
 
 int rlk_lock_lease(rlk_lock *l, long long *start_ns, long long *deadline_ns)
 {
-    if (!l || !start_ns || !deadline_ns)
-        return RLK_ERR_ARG;
-    return rlk_fam_held_lease(&l->b, RLK_KIND_LOCK, "rlk_lock_owner", start_ns,
+    return rlk_fam_held_lease(l ? &l->b : NULL, RLK_KIND_LOCK, "rlk_lock_owner", start_ns,
                               deadline_ns);
 }
 
 int rlk_lock_remaining_ttl(rlk_lock *l, long long *ttl_ms)
 {
-    return l && ttl_ms ? rlk_fam_remaining_ttl(&l->b, ttl_ms) : RLK_ERR_ARG;
+    return rlk_fam_remaining_ttl(l ? &l->b : NULL, ttl_ms);
 }
 
 int rlk_lock_hold_count(rlk_lock *l, long long *count)
 {
-    return l && count ? rlk_fam_hold_count(&l->b, RLK_KIND_LOCK, "rlk_lock_owner", count)
-                      : RLK_ERR_ARG;
+    return rlk_fam_hold_count(l ? &l->b : NULL, RLK_KIND_LOCK, "rlk_lock_owner", count);
 }

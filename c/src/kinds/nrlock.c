@@ -114,25 +114,22 @@ int rlk_nrlock_force_unlock_named(rlk_nrlock *l, int *released)
 
 int rlk_nrlock_is_locked(rlk_nrlock *l, int *locked)
 {
-    return l && locked ? rlk_fam_is_locked(&l->b, locked) : RLK_ERR_ARG;
+    return rlk_fam_is_locked(l ? &l->b : NULL, locked);
 }
 
 /* The registry's reentrant-lock entries */
 int rlk_nrlock_is_held_by_me(rlk_nrlock *l, int *held)
 {
-    return l && held ? rlk_fam_is_held(&l->b, RLK_KIND_LOCK, "rlk_nrlock_owner", held)
-                     : RLK_ERR_ARG;
+    return rlk_fam_is_held(l ? &l->b : NULL, RLK_KIND_LOCK, "rlk_nrlock_owner", held);
 }
 
 int rlk_nrlock_lease(rlk_nrlock *l, long long *start_ns, long long *deadline_ns)
 {
-    if (!l || !start_ns || !deadline_ns)
-        return RLK_ERR_ARG;
-    return rlk_fam_held_lease(&l->b, RLK_KIND_LOCK, "rlk_nrlock_owner", start_ns,
+    return rlk_fam_held_lease(l ? &l->b : NULL, RLK_KIND_LOCK, "rlk_nrlock_owner", start_ns,
                               deadline_ns);
 }
 
 int rlk_nrlock_remaining_ttl(rlk_nrlock *l, long long *ttl_ms)
 {
-    return l && ttl_ms ? rlk_fam_remaining_ttl(&l->b, ttl_ms) : RLK_ERR_ARG;
+    return rlk_fam_remaining_ttl(l ? &l->b : NULL, ttl_ms);
 }

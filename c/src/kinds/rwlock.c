@@ -320,5 +320,5 @@ int rlk_rwlock_reader_count(rlk_rwlock *rw, long long *owners)
 
 int rlk_rwlock_remaining_ttl(rlk_rwlock *rw, long long *ttl_ms)
 {
-    return rw && ttl_ms ? rlk_fam_remaining_ttl(&rw->b, ttl_ms) : RLK_ERR_ARG;
+    return rlk_fam_remaining_ttl(rw ? &rw->b : NULL, ttl_ms);
 }

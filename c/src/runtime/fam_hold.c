@@ -128,8 +128,11 @@ int rlk_fam_force_done(const rlk_fam_base *b, int rc, redisReply *r, rlk_lq *q, 
 int rlk_fam_is_locked(const rlk_fam_base *b, int *locked)
 {
     long long n = 0;
-    int rc = rlk_fam_hash_query(b, "EXISTS", NULL, 0, &n);
+    int rc;
 
+    if (!b || !locked)
+        return RLK_ERR_ARG;
+    rc = rlk_fam_hash_query(b, "EXISTS", NULL, 0, &n);
     *locked = rc == RLK_OK && n > 0;
     return rc;
 }
@@ -140,6 +143,8 @@ int rlk_fam_is_held(const rlk_fam_base *b, int kind, const char *owner_fn, int *
     long long n = 0, start_ns, lease_ms, kind_data;
     int rc;
 
+    if (!b || !held)
+        return RLK_ERR_ARG;
     *held = 0;
     if ((rc = rlk_fam_owner(b, owner, owner_fn)) != RLK_OK)
         return rc;
@@ -159,6 +164,8 @@ int rlk_fam_held_lease(const rlk_fam_base *b, int kind, const char *owner_fn, lo
     long long lease_ms = 0, delay_ms = 0;
     int found, rc;
 
+    if (!b || !start_ns || !deadline_ns)
+        return RLK_ERR_ARG;
     if ((rc = rlk_fam_owner(b, owner, owner_fn)) != RLK_OK)
         return rc;
     found = rlk_wd_lease_of(b->rt->wd, kind, b->name, owner, start_ns, &lease_ms, &delay_ms);
@@ -179,6 +186,8 @@ int rlk_fam_hold_count(const rlk_fam_base *b, int kind, const char *owner_fn, lo
     char owner[RLK_OWNER_MAX + 1], field[RLK_OWNER_MAX + 8];
     int rc;
 
+    if (!b || !count)
+        return RLK_ERR_ARG;
     *count = 0;
     if ((rc = rlk_fam_owner(b, owner, owner_fn)) != RLK_OK)
         return rc;
@@ -188,5 +197,5 @@ int rlk_fam_hold_count(const rlk_fam_base *b, int kind, const char *owner_fn, lo
 
 int rlk_fam_remaining_ttl(const rlk_fam_base *b, long long *ttl_ms)
 {
-    return rlk_fam_hash_query(b, "PTTL", NULL, -2, ttl_ms);
+    return b && ttl_ms ? rlk_fam_hash_query(b, "PTTL", NULL, -2, ttl_ms) : RLK_ERR_ARG;
 }

@@ -80,7 +80,9 @@ int rlk_fam_acl_after(const rlk_fam_base *b, const char *op, const char *field, 
 /* Queries of a lock hash whose fields are holder ids (reentrant, fenced,
  * fair, read-write): EXISTS; the registry's lost mark, then HEXISTS of the
  * handle's holder id's field as kind (owner_fn as for rlk_fam_unlock;
- * rlk_fam_count_field); HGET of it; PTTL (-2 when there is no key). */
+ * rlk_fam_count_field); HGET of it; PTTL (-2 when there is no key). Each of them and
+ * rlk_fam_held_lease returns RLK_ERR_ARG, recording nothing, when b (a public call's NULL
+ * handle) or an out-parameter is NULL. */
 int rlk_fam_is_locked(const rlk_fam_base *b, int *locked);
 int rlk_fam_is_held(const rlk_fam_base *b, int kind, const char *owner_fn, int *held);
 int rlk_fam_hold_count(const rlk_fam_base *b, int kind, const char *owner_fn, long long *count);
