@@ -1,24 +1,24 @@
 -- name: reentrant/acquire
--- version: 16
+-- version: 17
 -- summary: Acquire or re-enter a reentrant lock, claim it when reserved for this waiter, or join the queue.
 -- redisson: RedissonLock.tryLockInnerAsync (hincrby + pexpire, pttl when held); rlk's: queue, grant, TTL never cut
 -- time: none
 -- KEYS[1]: lock - the lock hash; field <owner> -> reentry count
 -- KEYS[2]: waiters - list {lock}:rlk_waiters of waiting tickets, first come first
 -- KEYS[3]: grant - string {lock}:rlk_next: ticket the free lock is reserved for, PX claim window
--- KEYS[4]: delay - optional (lock-delay): string {lock}:rlk_delay: delay_ms, PX lease + delay_ms
+-- KEYS[4]: delay - optional: string {lock}:rlk_delay: delay_ms, PX lease + delay_ms; held: hash {lock}:rlk_who
 -- ARGV[1]: lease_ms - lease in milliseconds, integer 1..1000000000000
 -- ARGV[2]: owner - holder id <client-uuid>:<thread-id>, 1..1024 bytes
 -- ARGV[3]: ticket - integer -67108863..67108863: 0 never queue; t > 0 new waiter (tail); -t queued already
--- ARGV[4]: delay_ms - optional (with KEYS[4]): the lock-delay in milliseconds, integer 1..1000000000000
--- return nil: acquired (free, reserved for no other ticket; own grant and entry dropped), or re-entered (TTL never cut)
+-- ARGV[4]: delay_ms - optional (with KEYS[4]): lock-delay ms, integer 1..1000000000000; or held: records the ticket
+-- return nil: acquired (free, reserved for no other ticket; own grant and entry dropped), re-entered, or held grant
 -- return integer: not acquired; ms to wait at most: holder's PTTL (-1: none); reserved: grant's or -1
 -- return -3: not acquired; queued first behind another ticket's reservation: attempt again after its claim window
 -- return array: not acquired; {wait, 1}: first in the queue: hear the lock's channel; {wait, 1|0, 1}: free, in delay
 -- error RLK_BADARG: not 3 keys and 3 arguments (or 4 and 4), a ticket or delay_ms out of range
 -- error RLK_BADLEASE: lease_ms is not an integer in 1..1000000000000
 -- error RLK_BADOWNER: owner is empty or longer than 1024 bytes
--- error RLK_WRONGTYPE: lock key not a lock's (lib/lock_shape), waiters no list, grant no string, delay no delay's
+-- error RLK_WRONGTYPE: lock not a lock's (lib/lock_shape), waiters no list, grant no string, delay or who another type
 -- end
 
 if #KEYS ~= #ARGV or (#KEYS ~= 3 and #KEYS ~= 4) then
@@ -26,6 +26,13 @@ if #KEYS ~= #ARGV or (#KEYS ~= 3 and #KEYS ~= 4) then
 end
 local lock, waiters, grant, delay = KEYS[1], KEYS[2], KEYS[3], KEYS[4]
 local lease_ms, owner, ticket, delay_ms = ARGV[1], ARGV[2], ARGV[3], ARGV[4]
+-- Held grants (docs/runtime.md, "Held grants"): ARGV[4] held names KEYS[4] the hash {lock}:rlk_who
+-- where a waiter's ticket records its owner and lease, so that a release can write the lock in its
+-- name; no lock-delay then. Without it (3 keys, or a delay) nothing of this runs.
+local who
+if delay and delay_ms == 'held' then
+  who, delay, delay_ms = delay, nil, nil
+end
 -- The checks run on every call, so they are the cheapest that decide (they are most of the
 -- server time these scripts take beyond Redisson's, docs/performance.md): the usual lease (under
 -- 13 digits) by one pattern inline; is_lease decides the rest, made only when it is needed (a
@@ -83,7 +90,17 @@ end
 --- @include "lib/lock_shape"
 
 --- @include "lib/delay_shape"
+
+--- @include "lib/wrong_type"
 -- luacheck: pop
+
+-- Held grants: the who hash is rlk's own, but a foreign value there is refused before any write.
+if who then
+  local why = wrong_type(who, 'hash', 'who')
+  if why then
+    return redis.error_reply('RLK_WRONGTYPE ' .. why)
+  end
+end
 
 -- Type errors come from the first call that touches a key (no TYPE on the hot path); every check
 -- below runs before the first write.
@@ -125,6 +142,9 @@ elseif ttl == -2 then
         return wrongtype(waiters, 'waiters', 'list')
       end
     end
+    if who and t ~= 0 then
+      redis.call('hdel', who, me)  -- its record leaves with the ticket
+    end
     redis.call('hincrby', lock, owner, 1)
     redis.call('pexpire', lock, lease_ms)
     if delay then
@@ -139,6 +159,14 @@ else
   local mine = redis.pcall('hexists', lock, owner)
   if type(mine) == 'table' then
     return wrongtype(lock, 'lock', 'hash')
+  end
+  if mine == 1 and who and t < 0 and redis.call('hget', who, 'held') == me .. ' ' .. owner then
+    -- Held grant: a release wrote the lock in this waiter's name and told it so; the waiter asks
+    -- again (it did not read the grant): it holds, once. No re-entry, the count stays; the TTL is
+    -- raised to lease_ms from now (GT: never cut), as the waiter counts its lease from this call.
+    redis.call('hdel', who, 'held')
+    redis.call('pexpire', lock, lease_ms, 'gt')
+    return nil
   end
   if mine == 1 then
     -- A re-entry never shortens the hold: the holder id may be shared by several processes (a
@@ -182,6 +210,12 @@ end
 local first, bad = join_queue(waiters, grant, t, me, reserved)
 if bad then
   return bad
+end
+if who and t ~= 0 then
+  -- Held grants: the ticket's owner and lease, for the release that reaches it (lib/hand_over_held);
+  -- the hash lives as long as the queue's waiters come, as the list does.
+  redis.call('hset', who, me, lease_ms .. ' ' .. owner)
+  redis.call('pexpire', who, 60000)
 end
 if first and ttl == -2 then
   -- First in the queue behind another ticket's reservation: nothing tells it when the grantee

@@ -1,5 +1,5 @@
 -- name: reentrant/cancel
--- version: 4
+-- version: 5
 -- summary: A waiter that gives up leaves the reentrant lock's queue; its unclaimed grant passes on.
 -- redisson: none (rlk's waiter queue)
 -- time: none
@@ -7,14 +7,17 @@
 -- KEYS[2]: channel - unlock channel redisson_lock__channel:{name}
 -- KEYS[3]: waiters - list {lock}:rlk_waiters of waiting tickets, first come first
 -- KEYS[4]: grant - string {lock}:rlk_next: the ticket the free lock is reserved for, with a PX claim window
+-- KEYS[5]: who - optional (with ARGV[4] held): hash {lock}:rlk_who, the waiters' records (reentrant/acquire)
 -- ARGV[1]: ticket - the waiter's ticket, integer 1..67108863
 -- ARGV[2]: claim_ms - how long the next waiter has to claim the lock, integer 1..1000000000000
 -- ARGV[3]: publish - the publish command: publish, or spublish (Redis 7 sharded pub/sub), as Redisson 4.7 passes it
+-- ARGV[4]: held - optional (with KEYS[5]): exactly held: the ticket's record goes, a held grant of it is given back
 -- return 0: the ticket was neither queued nor reserved; nothing changed
 -- return 1: the ticket left the queue (it was first and the lock is held: the new first is woken)
 -- return 2: the lock was reserved for the ticket: passed to the next waiter (published as release does)
--- error RLK_BADARG: not exactly 4 keys and 3 arguments, or ticket or claim_ms out of range
--- error RLK_WRONGTYPE: the lock key is not a hash, the waiters key not a list or the grant key not a string
+-- return 3: held: the lock was granted held to the ticket: released as a last exit (handed on as release does)
+-- error RLK_BADARG: not 4 keys and 3 arguments (held: 5 and 4, ARGV[4] held), or ticket or claim_ms out of range
+-- error RLK_WRONGTYPE: the lock key is not a hash, waiters not a list, grant not a string or who not a hash
 -- error RLK_BADPUBLISH: publish is not exactly publish or spublish
 -- end
 
@@ -26,22 +29,70 @@
 -- Takes the ticket out of the queue, or passes on the lock reserved for it.
 --- @include "lib/leave_queue"
 
+-- Held grants: writes the freed lock in the next waiter's name when it takes them.
+--- @include "lib/hand_over_held"
+
 --- @include "lib/wrong_type"
 
 --- @include "lib/publish_cmd"
 
 --- @include "lib/cancel_args"
 
-local publish, bad = cancel_args()
+-- Held grants (docs/runtime.md, "Held grants"): KEYS[5] who and ARGV[4] held; the rest as without.
+-- Its other arguments are checked as lib/cancel_args checks them, in the same order.
+local who, publish, bad
+if #KEYS == 5 and #ARGV == 4 then
+  if ARGV[4] ~= 'held' then
+    return redis.error_reply('RLK_BADARG held must be exactly held')
+  end
+  who = KEYS[5]
+  publish, bad = publish_cmd(ARGV[3])
+  local t = tonumber(ARGV[1])
+  if publish and (not t or t % 1 ~= 0 or t < 1 or t > 67108863 or tostring(t) ~= ARGV[1]) then
+    publish, bad = nil, redis.error_reply('RLK_BADARG ticket must be an integer in 1..67108863')
+  end
+  if publish and not is_lease(ARGV[2]) then
+    publish, bad = nil, redis.error_reply('RLK_BADARG claim_ms must be an integer in 1..1000000000000')
+  end
+else
+  publish, bad = cancel_args()
+end
 if not publish then
   return bad
 end
 local lock, channel, waiters, grant = KEYS[1], KEYS[2], KEYS[3], KEYS[4]
 local ticket, claim_ms = ARGV[1], ARGV[2]
 local why = wrong_type(lock, 'hash', 'lock') or wrong_type(waiters, 'list', 'waiters')
-  or wrong_type(grant, 'string', 'grant')
+  or wrong_type(grant, 'string', 'grant') or (who and wrong_type(who, 'hash', 'who'))
 if why then
   return redis.error_reply('RLK_WRONGTYPE ' .. why)
+end
+
+if who then
+  -- A held grant of this ticket (lib/hand_over_held): the waiter gave up after the release wrote
+  -- the lock in its name. It gives the lock back as its last exit would: to the next waiter, at once.
+  local mark = redis.call('hget', who, 'held')
+  local granted_to = mark and mark:match('^(%d+) ')
+  local holder = granted_to == ticket and mark:sub(#ticket + 2)
+  local count = holder and redis.call('hget', lock, holder)
+  redis.call('hdel', who, ticket)
+  if holder then
+    redis.call('hdel', who, 'held')
+  end
+  if count then
+    if count ~= '1' then
+      -- the holder id is shared and another holder of it entered since: it still holds
+      redis.call('hincrby', lock, holder, -1)
+      return 3
+    end
+    redis.call('del', lock)
+    local _, held = hand_over_held(redis.call('lpop', waiters), lock, waiters, grant, who, claim_ms,
+                                   channel, publish)
+    if not held then
+      redis.call(publish, channel, '0')
+    end
+    return 3
+  end
 end
 
 local left, handed = leave_queue(waiters, grant, ticket, redis.call('exists', lock) == 1,

@@ -1,5 +1,5 @@
 -- name: reentrant/release
--- version: 12
+-- version: 13
 -- summary: Leave a reentrant lock once; on the last exit delete it, reserve it for the first waiter, publish.
 -- redisson: RedissonLock.unlockInnerAsync (hincrby -1; pexpire while held, else del + publish 0); grant: rlk's
 -- time: none
@@ -7,27 +7,35 @@
 -- KEYS[2]: channel - unlock channel redisson_lock__channel:{name}
 -- KEYS[3]: waiters - list {lock}:rlk_waiters of waiting tickets, first come first
 -- KEYS[4]: grant - string {lock}:rlk_next: ticket the free lock is reserved for, PX claim window
--- KEYS[5]: delay - optional (lock-delay): string {lock}:rlk_delay: refreshed while held, deleted by the last exit
+-- KEYS[5]: delay - optional: {lock}:rlk_delay, refreshed while held, deleted at last exit; ARGV[5]: {lock}:rlk_who
 -- ARGV[1]: owner - holder id <client-uuid>:<thread-id>, 1..1024 bytes
 -- ARGV[2]: lease_ms - while the owner still holds it, its TTL is at least this (never cut), integer 1..1000000000000
 -- ARGV[3]: claim_ms - how long the first waiter has to claim the lock, integer 1..1000000000000
 -- ARGV[4]: publish - the publish command: publish, or spublish (Redis 7 sharded pub/sub), as Redisson 4.7 passes it
+-- ARGV[5]: held - optional (KEYS[5] who, no lock-delay): exactly held: a waiter with a record is granted held
 -- return nil: owner does not hold the lock (or there is no lock); nothing changed
 -- return 0: still held by owner: count decremented, TTL raised to lease_ms if shorter (none: kept none)
 -- return 1: released: the lock key deleted and message 0 (unlock) published on channel; nobody queued
 -- return 2: released, reserved for the first waiter (popped) for claim_ms; head*2^26 on its wake channel, then 0
--- error RLK_BADARG: not 4 (or 5) keys and 4 arguments, or claim_ms is not an integer in 1..1000000000000
+-- return 3: released, written in the first waiter's name (held): head*2^26+2^25 on its wake channel, no 0
+-- error RLK_BADARG: not 4 (or 5) keys and 4 arguments (held: 5 and 5), or claim_ms not an integer in 1..1000000000000
 -- error RLK_BADOWNER: owner is empty or longer than 1024 bytes
 -- error RLK_BADLEASE: lease_ms is not an integer in 1..1000000000000
--- error RLK_WRONGTYPE: the lock key is not a hash, the waiters key not a list or the delay key not a delay's
+-- error RLK_WRONGTYPE: the lock key is not a hash, waiters not a list, the delay key not a delay's or who not a hash
 -- error RLK_BADPUBLISH: publish is not exactly publish or spublish
 -- end
 
-if (#KEYS ~= 4 and #KEYS ~= 5) or #ARGV ~= 4 then
-  return redis.error_reply('RLK_BADARG expected 4 keys and 4 arguments (lock-delay: 5 keys)')
+if (#KEYS ~= 4 and #KEYS ~= 5) or (#ARGV ~= 4 and (#ARGV ~= 5 or #KEYS ~= 5 or ARGV[5] ~= 'held')) then
+  return redis.error_reply('RLK_BADARG expected 4 keys and 4 arguments (lock-delay: 5 keys; held: 5 and 5)')
 end
 local lock, channel, waiters, grant, delay = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5]
 local owner, lease_ms, claim_ms, publish = ARGV[1], ARGV[2], ARGV[3], ARGV[4]
+-- Held grants (docs/runtime.md, "Held grants"): ARGV[5] held names KEYS[5] the hash {lock}:rlk_who
+-- of the waiters' records (lib/hand_over_held); no lock-delay then.
+local who
+if delay and ARGV[5] then
+  who, delay = delay, nil
+end
 -- The checks run on every call, so they are the cheapest that decide (they are most of the
 -- server time these scripts take beyond Redisson's, docs/performance.md): the usual lease, claim
 -- window and publish command by one pattern over the three; publish_cmd and is_lease decide the
@@ -100,11 +108,24 @@ if count ~= '1' and tonumber(count) > 1 then
   return 0
 end
 -- The first waiter leaves the queue: the first write, so a waiters key of another type is refused
--- with nothing changed.
-local head = redis.pcall('lpop', waiters)
+-- with nothing changed. Held grants: the first waiter is read first (LINDEX, as many commands as the
+-- LPOP it replaces when nobody waits), the who key's type checked, then it is popped.
+local head
+if who then
+  head = redis.pcall('lindex', waiters, '0')
+else
+  head = redis.pcall('lpop', waiters)
+end
 if head and head.err then
   return redis.error_reply('RLK_WRONGTYPE waiters key holds a ' .. redis.call('type', waiters).ok
     .. ', not a list')
+end
+if who and head then
+  local kind = redis.call('type', who).ok
+  if kind ~= 'none' and kind ~= 'hash' then
+    return redis.error_reply('RLK_WRONGTYPE who key holds a ' .. kind .. ', not a hash')
+  end
+  redis.call('lpop', waiters)
 end
 if delay then
   redis.call('del', lock, delay)  -- released, not lost: no lock-delay
@@ -112,15 +133,20 @@ else
   redis.call('del', lock)
 end
 
--- Reserves the freed lock for the first waiter whose client still listens, and wakes it alone.
--- Made only when someone waits: nobody queued is the uncontended path, where a closure made on
--- every call costs the release.
-local granted
+-- Reserves the freed lock for the first waiter whose client still listens, and wakes it alone;
+-- held grants: writes it in that waiter's name. Made only when someone waits: nobody queued is the
+-- uncontended path, where a closure made on every call costs the release.
+local granted, held
 if head then
   -- luacheck: push ignore 431 (its parameters are named as the values passed)
---- @include "lib/hand_over"
+--- @include "lib/hand_over_held"
   -- luacheck: pop
-  granted = hand_over(head, waiters, grant, claim_ms, channel, publish)
+  granted, held = hand_over_held(head, lock, waiters, grant, who, claim_ms, channel, publish)
+end
+-- A held handoff publishes no 0: the lock went from one holder to the next without being free, and
+-- a 0 would only wake Redisson's waiters (and the first rlk waiter) to find it held.
+if held then
+  return 3
 end
 redis.call(publish, channel, '0')
 return granted and 2 or 1

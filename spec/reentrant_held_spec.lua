@@ -1,0 +1,383 @@
+-- SPDX-License-Identifier: BSD-3-Clause
+-- Specs of the reentrant lock's held grants (docs/runtime.md, "Held grants"): a waiter that says
+-- so (reentrant/acquire with ARGV[4] held and KEYS[4] {lock}:rlk_who) records its ticket's owner
+-- and lease; a release that says so (ARGV[5] held) writes the lock in that waiter's name when its
+-- grant reached a subscriber; cancel and acquire of that ticket recognise the grant. Callers that
+-- do not say so (today's argument lists) get today's replies and keys.
+package.path = "spec/?.lua;" .. package.path
+local backend = require("support.backend")
+local sa = require("script_asserts")
+
+local NIL = backend.NIL
+local LOCK, CHANNEL = "{res}", "redisson_lock__channel:{res}"
+local WAITERS, GRANT, WHO = "{res}:rlk_waiters", "{res}:rlk_next", "{res}:rlk_who"
+local CLAIM = 5000
+local A, B, C = "1b9e7c2a-uuid-a:1", "1b9e7c2a-uuid-b:7", "1b9e7c2a-uuid-c:3"
+local LEASE = 30000
+local W, SHIFT = 33554432, 67108864    -- 2^25: tickets with a wake channel; 2^26: the grant's shift
+
+local r = backend.new()
+
+local function tk(n) return string.format("%d", W + n) end
+local function wake(t) return CHANNEL .. ":rlk:" .. string.format("%d", math.floor(t / 1024)) end
+local function grant_msg(t) return string.format("%.0f", t * SHIFT) end
+local function held_msg(t) return string.format("%.0f", t * SHIFT + W) end
+
+-- Today's argument lists.
+local function acquire(owner, ticket, lease)
+  return r:script("reentrant/acquire", { LOCK, WAITERS, GRANT },
+    { tostring(lease or LEASE), owner, tostring(ticket or 0) })
+end
+local function release(owner, pub)
+  return r:script("reentrant/release", { LOCK, CHANNEL, WAITERS, GRANT },
+    { owner, tostring(LEASE), tostring(CLAIM), pub or "publish" })
+end
+local function cancel(ticket)
+  return r:script("reentrant/cancel", { LOCK, CHANNEL, WAITERS, GRANT },
+    { tostring(ticket), tostring(CLAIM), "publish" })
+end
+-- The held grants' argument lists.
+local function acquire_h(owner, ticket, lease)
+  return r:script("reentrant/acquire", { LOCK, WAITERS, GRANT, WHO },
+    { tostring(lease or LEASE), owner, tostring(ticket or 0), "held" })
+end
+local function release_h(owner, pub)
+  return r:script("reentrant/release", { LOCK, CHANNEL, WAITERS, GRANT, WHO },
+    { owner, tostring(LEASE), tostring(CLAIM), pub or "publish", "held" })
+end
+local function cancel_h(ticket, pub)
+  return r:script("reentrant/cancel", { LOCK, CHANNEL, WAITERS, GRANT, WHO },
+    { tostring(ticket), tostring(CLAIM), pub or "publish", "held" })
+end
+local function queue() return r:call("LRANGE", WAITERS, "0", "-1") end
+-- Values of other types than hash at the who key (an application's data: rlk owns the name, but
+-- refuses what it did not write).
+local FOREIGN = { { "SET", "%s", "token" }, sa.OTHER_TYPES.list, sa.OTHER_TYPES.set, sa.OTHER_TYPES.zset }
+
+before_each(function() r:reset() end)
+
+describe("held grants: the values published", function()
+  it("a held grant never equals a value published without held grants", function()
+    -- Without held grants a wake channel carries t * 2^26 (t >= 2^25): its low 26 bits are 0. The
+    -- lock's channel carries 0, 1 and t * 2^26 + next with t < 2^25 and next < 2^26, whose high part
+    -- t is below 2^25. A held grant is t * 2^26 + 2^25 with t >= 2^25, on a wake channel only: low
+    -- 26 bits 2^25, high part t >= 2^25; and below 2^52, so exact in a double and in %.0f.
+    for _, t in ipairs({ W, W + 1, W + 1023, W + 1024, 67108863 }) do
+      local v = t * SHIFT + W
+      assert.is_true(v < 2 ^ 52)
+      assert.equal(W, v % SHIFT)
+      assert.equal(t, math.floor(v / SHIFT))
+      assert.equal(held_msg(t), string.format("%.0f", v))
+      assert.are_not.equal(grant_msg(t), held_msg(t))
+    end
+  end)
+end)
+
+describe("held grants: old callers", function()
+  it("today's argument lists write no who key and get today's replies and messages", function()
+    assert.equal(NIL, acquire(A))
+    assert.equal(1, acquire(B, W + 1024)[2])     -- first in the queue: {wait, 1}
+    assert.is_number(acquire(C, W + 2048))
+    r:published()
+    assert.equal(2, release(A))
+    assert.same({ { channel = wake(W + 1024), message = grant_msg(W + 1024) }, { channel = CHANNEL, message = "0" } },
+      r:published())
+    assert.equal(tk(1024), r:call("GET", GRANT))
+    assert.equal(NIL, acquire(B, -(W + 1024)))
+    assert.same({ B, "1" }, r:call("HGETALL", LOCK))
+    assert.equal(1, cancel(W + 2048))
+    assert.equal(1, release(B))
+    assert.equal(0, r:call("EXISTS", WHO, WAITERS, GRANT))
+  end)
+
+  it("an old release grants a recorded waiter as today (reservation, t * 2^26, then 0)", function()
+    assert.equal(NIL, acquire(A))
+    acquire_h(B, W + 1024)
+    r:published()
+    assert.equal(2, release(A))
+    assert.same({ { channel = wake(W + 1024), message = grant_msg(W + 1024) }, { channel = CHANNEL, message = "0" } },
+      r:published())
+    assert.equal(0, r:call("EXISTS", LOCK))
+    assert.equal(tk(1024), r:call("GET", GRANT))
+    -- the waiter claims as today; its claim takes its record away
+    assert.equal(NIL, acquire_h(B, -(W + 1024)))
+    assert.same({ B, "1" }, r:call("HGETALL", LOCK))
+    assert.equal(0, r:call("EXISTS", WHO, GRANT))
+  end)
+end)
+
+describe("held grants: reentrant/acquire", function()
+  it("a waiter records its ticket's owner and lease when it queues, with the queue's TTL", function()
+    assert.equal(NIL, acquire_h(A))
+    local rep = acquire_h(B, W + 1024, 12345)
+    assert.equal("table", type(rep))
+    assert.equal(1, rep[2])
+    assert.same({ tk(1024) }, queue())
+    assert.equal("12345 " .. B, r:call("HGET", WHO, tk(1024)))
+    assert.is_true(r:call("PTTL", WHO) > 0 and r:call("PTTL", WHO) <= 60000)
+    -- a later attempt of the same wait (-t) keeps one entry and one record
+    acquire_h(B, -(W + 1024), 12345)
+    assert.same({ tk(1024) }, queue())
+    assert.same({ tk(1024), "12345 " .. B }, r:call("HGETALL", WHO))
+  end)
+
+  it("takes a free lock as today: the fast path writes no record", function()
+    assert.equal(NIL, acquire_h(A, W + 1))
+    assert.same({ A, "1" }, r:call("HGETALL", LOCK))
+    assert.equal(0, r:call("EXISTS", WHO, WAITERS))
+  end)
+
+  it("a single try (ticket 0) records nothing", function()
+    assert.equal(NIL, acquire_h(A))
+    assert.is_number(acquire_h(B, 0))
+    assert.equal(0, r:call("EXISTS", WHO, WAITERS))
+  end)
+
+  it("a claim of a reservation takes the record away with the ticket", function()
+    assert.equal(NIL, acquire_h(A))
+    acquire_h(B, W + 1024)
+    r:call("HDEL", WHO, tk(1024))   -- no record: the release reserves, as today
+    r:call("HSET", WHO, tk(1024), LEASE .. " " .. B)
+    assert.equal(2, release(A))
+    assert.equal(NIL, acquire_h(B, -(W + 1024)))
+    assert.equal(0, r:call("EXISTS", WHO))
+  end)
+
+  it("the granted waiter asking again with its ticket holds once: count unchanged", function()
+    assert.equal(NIL, acquire_h(A))
+    acquire_h(B, W + 1024)
+    assert.equal(3, release_h(A))
+    assert.equal(NIL, acquire_h(B, -(W + 1024)))
+    assert.same({ B, "1" }, r:call("HGETALL", LOCK))
+    assert.equal(NIL, r:call("HGET", WHO, "held"))
+    -- a re-entry after that is an ordinary one
+    assert.equal(NIL, acquire_h(B, 0))
+    assert.same({ B, "2" }, r:call("HGETALL", LOCK))
+  end)
+
+  it("without held, the granted waiter's ticket re-enters as today (why old clients get no held grant)", function()
+    assert.equal(NIL, acquire_h(A))
+    acquire_h(B, W + 1024)
+    assert.equal(3, release_h(A))
+    assert.equal(NIL, acquire(B, -(W + 1024)))
+    assert.same({ B, "2" }, r:call("HGETALL", LOCK))
+  end)
+
+  it("refuses a who key of another type with RLK_WRONGTYPE and changes nothing", function()
+    assert.equal(NIL, acquire_h(A))
+    for _, make in ipairs(FOREIGN) do
+      r:call("DEL", WHO)
+      sa.make(r, make, WHO)
+      local before = sa.snapshot(r, { LOCK, WAITERS, GRANT, WHO })
+      sa.assert_error(acquire_h(B, W + 1024), "RLK_WRONGTYPE")
+      sa.assert_unchanged(r, before)
+    end
+  end)
+
+  it("held is exactly held: anything else in ARGV[4] is a lock-delay and must be an integer", function()
+    assert.equal(NIL, acquire_h(A))
+    local before = sa.snapshot(r, { LOCK, WAITERS, GRANT, WHO })
+    sa.assert_error(r:script("reentrant/acquire", { LOCK, WAITERS, GRANT, WHO },
+      { tostring(LEASE), B, tostring(W + 1), "HELD" }), "RLK_BADARG")
+    sa.assert_unchanged(r, before)
+  end)
+end)
+
+describe("held grants: reentrant/release", function()
+  it("writes the lock in the first waiter's name, publishes the held grant and no 0", function()
+    assert.equal(NIL, acquire_h(A))
+    acquire_h(B, W + 1024, 20000)
+    acquire_h(C, W + 2048)
+    r:published()
+    assert.equal(3, release_h(A))
+    assert.same({ B, "1" }, r:call("HGETALL", LOCK))
+    sa.assert_pttl(r, LOCK, 20000, 20000 - sa.TTL_SLACK_MS)
+    assert.same({ { channel = wake(W + 1024), message = held_msg(W + 1024) } }, r:published())
+    assert.equal(0, r:call("EXISTS", GRANT))
+    assert.same({ tk(2048) }, queue())
+    assert.equal(NIL, r:call("HGET", WHO, tk(1024)))
+    assert.equal(tk(1024) .. " " .. B, r:call("HGET", WHO, "held"))
+    -- B's release hands on to C the same way
+    assert.equal(3, release_h(B))
+    assert.same({ C, "1" }, r:call("HGETALL", LOCK))
+    assert.equal(tk(2048) .. " " .. C, r:call("HGET", WHO, "held"))
+    assert.equal(0, r:call("EXISTS", WAITERS))
+  end)
+
+  it("a waiter whose grant reaches nobody is dropped with its record; the next one is served", function()
+    r:ssubscribe(wake(W + 2048))             -- sharded: only ticket 2048's client listens
+    r:ssubscribe(CHANNEL)
+    assert.equal(NIL, acquire_h(A))
+    acquire_h(B, W + 1024)
+    acquire_h(C, W + 2048)
+    r:published()
+    assert.equal(3, release_h(A, "spublish"))
+    assert.same({ C, "1" }, r:call("HGETALL", LOCK))
+    assert.same({ "held", tk(2048) .. " " .. C }, r:call("HGETALL", WHO))
+    assert.equal(0, r:call("EXISTS", WAITERS, GRANT))
+    local got = {}
+    for _, p in ipairs(r:published()) do
+      if p.channel ~= wake(W + 1024) then got[#got + 1] = { channel = p.channel, message = p.message } end
+    end
+    assert.same({ { channel = wake(W + 2048), message = held_msg(W + 2048) } }, got)
+  end)
+
+  it("nobody listening at all: the lock is left free, 0 published, the records gone", function()
+    r:ssubscribe(CHANNEL)
+    assert.equal(NIL, acquire_h(A))
+    acquire_h(B, W + 1024)
+    r:published()
+    assert.equal(1, release_h(A, "spublish"))
+    assert.equal(0, r:call("EXISTS", LOCK, GRANT, WAITERS, WHO))
+    local last = r:published()
+    assert.same({ channel = CHANNEL, message = "0", sharded = true }, last[#last])
+  end)
+
+  it("a ticket without a record is granted as today (reservation, t * 2^26, then 0)", function()
+    assert.equal(NIL, acquire_h(A))
+    acquire(B, W + 1024)
+    r:published()
+    assert.equal(2, release_h(A))
+    assert.equal(0, r:call("EXISTS", LOCK))
+    assert.equal(tk(1024), r:call("GET", GRANT))
+    assert.same({ { channel = wake(W + 1024), message = grant_msg(W + 1024) }, { channel = CHANNEL, message = "0" } },
+      r:published())
+  end)
+
+  it("a ticket below 2^25 (inexact subscriber counts) is granted as today even with a record", function()
+    assert.equal(NIL, acquire_h(A))
+    acquire_h(B, 11)
+    acquire_h(C, 22)
+    r:published()
+    assert.equal(2, release_h(A))
+    assert.equal("11", r:call("GET", GRANT))
+    assert.same({ { channel = CHANNEL, message = string.format("%.0f", 11 * SHIFT + 22) },
+                  { channel = CHANNEL, message = "0" } }, r:published())
+    assert.equal(0, r:call("EXISTS", LOCK))
+  end)
+
+  it("a release that is not the last exit changes nothing of the queue or the records", function()
+    assert.equal(NIL, acquire_h(A))
+    assert.equal(NIL, acquire_h(A))
+    acquire_h(B, W + 1024)
+    local before = sa.snapshot(r, { WAITERS, WHO, GRANT })
+    assert.equal(0, release_h(A))
+    sa.assert_unchanged(r, before)
+  end)
+
+  it("refuses a who key of another type when someone waits, with nothing changed", function()
+    assert.equal(NIL, acquire_h(A))
+    acquire_h(B, W + 1024)
+    for _, make in ipairs(FOREIGN) do
+      r:call("DEL", WHO)
+      sa.make(r, make, WHO)
+      local before = sa.snapshot(r, { LOCK, WAITERS, GRANT, WHO })
+      sa.assert_error(release_h(A), "RLK_WRONGTYPE")
+      sa.assert_unchanged(r, before)
+    end
+  end)
+
+  it("with nobody waiting the who key is never read: a foreign value there stays as it was", function()
+    assert.equal(NIL, acquire_h(A))
+    sa.make(r, FOREIGN[1], WHO)
+    assert.equal(1, release_h(A))
+    assert.equal("token", r:call("GET", WHO))
+    assert.equal(-1, r:call("PTTL", WHO))
+  end)
+
+  it("refuses ARGV[5] other than held, and held with a lock-delay key as well", function()
+    assert.equal(NIL, acquire_h(A))
+    local before = sa.snapshot(r, { LOCK, WAITERS, GRANT, WHO })
+    sa.assert_error(r:script("reentrant/release", { LOCK, CHANNEL, WAITERS, GRANT, WHO },
+      { A, tostring(LEASE), tostring(CLAIM), "publish", "Held" }), "RLK_BADARG")
+    sa.assert_error(r:script("reentrant/release", { LOCK, CHANNEL, WAITERS, GRANT, "{res}:rlk_delay", WHO },
+      { A, tostring(LEASE), tostring(CLAIM), "publish", "held" }), "RLK_BADARG")
+    sa.assert_error(r:script("reentrant/release", { LOCK, CHANNEL, WAITERS, GRANT },
+      { A, tostring(LEASE), tostring(CLAIM), "publish", "held" }), "RLK_BADARG")
+    sa.assert_unchanged(r, before)
+  end)
+end)
+
+describe("held grants: reentrant/cancel", function()
+  it("a waiter that gives up after a held grant gives the lock to the next waiter at once", function()
+    assert.equal(NIL, acquire_h(A))
+    acquire_h(B, W + 1024)
+    acquire_h(C, W + 2048)
+    assert.equal(3, release_h(A))
+    r:published()
+    assert.equal(3, cancel_h(W + 1024))
+    assert.same({ C, "1" }, r:call("HGETALL", LOCK))
+    assert.same({ "held", tk(2048) .. " " .. C }, r:call("HGETALL", WHO))
+    assert.same({ { channel = wake(W + 2048), message = held_msg(W + 2048) } }, r:published())
+  end)
+
+  it("gives it back free, publishing 0, when nobody else waits", function()
+    assert.equal(NIL, acquire_h(A))
+    acquire_h(B, W + 1024)
+    assert.equal(3, release_h(A))
+    r:published()
+    assert.equal(3, cancel_h(W + 1024))
+    assert.equal(0, r:call("EXISTS", LOCK, WHO, GRANT, WAITERS))
+    assert.same({ { channel = CHANNEL, message = "0" } }, r:published())
+    assert.equal(0, cancel_h(W + 1024))           -- again: nothing of it is left
+  end)
+
+  it("a held grant whose lock is gone meanwhile (lease ran out, force unlock): only the marks go", function()
+    assert.equal(NIL, acquire_h(A))
+    acquire_h(B, W + 1024)
+    assert.equal(3, release_h(A))
+    r:call("DEL", LOCK)
+    assert.equal(NIL, acquire_h(C))
+    assert.equal(0, cancel_h(W + 1024))
+    assert.same({ C, "1" }, r:call("HGETALL", LOCK))
+    assert.equal(0, r:call("EXISTS", WHO))
+  end)
+
+  it("a holder id shared by another process that entered since: one count given back", function()
+    assert.equal(NIL, acquire_h(A))
+    acquire_h(B, W + 1024)
+    assert.equal(3, release_h(A))
+    assert.equal(NIL, acquire_h(B, 0))              -- another process of the same holder id
+    assert.equal(3, cancel_h(W + 1024))
+    assert.same({ B, "1" }, r:call("HGETALL", LOCK))
+  end)
+
+  it("a queued waiter leaves the queue with its record", function()
+    assert.equal(NIL, acquire_h(A))
+    acquire_h(B, W + 1024)
+    acquire_h(C, W + 2048)
+    assert.equal(1, cancel_h(W + 2048))
+    assert.same({ tk(1024) }, queue())
+    assert.same({ tk(1024), LEASE .. " " .. B }, r:call("HGETALL", WHO))
+  end)
+
+  it("another ticket's held grant is not given back", function()
+    assert.equal(NIL, acquire_h(A))
+    acquire_h(B, W + 1024)
+    acquire_h(C, W + 2048)
+    assert.equal(3, release_h(A))
+    assert.equal(1, cancel_h(W + 2048))
+    assert.same({ B, "1" }, r:call("HGETALL", LOCK))
+    assert.equal(tk(1024) .. " " .. B, r:call("HGET", WHO, "held"))
+  end)
+
+  it("refuses a who key of another type, and ARGV[4] other than held, with nothing changed", function()
+    assert.equal(NIL, acquire_h(A))
+    acquire_h(B, W + 1024)
+    local before0 = sa.snapshot(r, { LOCK, WAITERS, GRANT, WHO })
+    sa.assert_error(r:script("reentrant/cancel", { LOCK, CHANNEL, WAITERS, GRANT, WHO },
+      { tk(1024), tostring(CLAIM), "publish", "yes" }), "RLK_BADARG")
+    sa.assert_error(cancel_h(0), "RLK_BADARG")
+    sa.assert_error(r:script("reentrant/cancel", { LOCK, CHANNEL, WAITERS, GRANT, WHO },
+      { tk(1024), "0", "publish", "held" }), "RLK_BADARG")
+    sa.assert_error(cancel_h(W + 1024, "PUBLISH"), "RLK_BADPUBLISH")
+    sa.assert_unchanged(r, before0)
+    for _, make in ipairs(FOREIGN) do
+      r:call("DEL", WHO)
+      sa.make(r, make, WHO)
+      local before = sa.snapshot(r, { LOCK, WAITERS, GRANT, WHO })
+      sa.assert_error(cancel_h(W + 1024), "RLK_WRONGTYPE")
+      sa.assert_unchanged(r, before)
+    end
+  end)
+end)
