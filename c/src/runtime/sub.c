@@ -22,8 +22,10 @@
  * for "confirmed" and for permits share the channel's condition variable (a permit is taken by
  * exactly one of them).
  */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 
 #include "client/client.h"
 #include "client/clock.h"
@@ -38,6 +40,7 @@ struct rlk_sub_chan {
     char *name;
     size_t len;
     int refs;                   /* waiters between join and leave */
+    int holds;                  /* of them, holds (rlk_sub_join_hold) */
     int confirmed;              /* subscribed (the listener heard so, and no down since) */
     int heard;                  /* confirmed before: the next confirmation bumps gen */
     int down;                   /* the engine cannot subscribe it now: RLK_SUB_DOWN */
@@ -48,6 +51,8 @@ struct rlk_sub_chan {
     int lingering;              /* refs == 0 and subscribed on for a while (s->nlinger counts it) */
     int quiet;                  /* lingering only until a message other than an echo comes */
     int echoes;                 /* joined holds' own releases' "0"s still to come */
+    int sized;                  /* they are one "0" each, of echo_len bytes (s->echo_bytes) */
+    long long echo_len;
     int maybe_echoes;           /* echoes that may come (their releases were sent before the
                                    channel was confirmed; at most 4 counted): a message is taken
                                    for one only while nobody is joined (a quiet linger goes on),
@@ -73,6 +78,13 @@ struct rlk_sub {
     int armed;                  /* a sync comes by the first lingering channel's end (the timer,
                                    or a sync posted): a channel starting to linger posts none */
     int nlinger;                /* channels lingering (at most rlk_sub_linger_max) */
+    /* Echoes not woken for: the low-water mark (SO_RCVLOWAT) of the socket covers the sized
+     * echoes still to come (docs/runtime.md "Force unlock is noticed at once"). */
+    int fd;                     /* the pub/sub socket, plain TCP (rlk_ae_sub_rx), or -1 */
+    int partial;                /* the loop's last read left part of a reply */
+    int lowat;                  /* the mark set on fd (1: the kernel's default) */
+    long long echo_bytes;       /* the sized echoes' bytes still to come */
+    int holds, waiters;         /* joined holds; joined others */
     pthread_mutex_t hook_mu;    /* held while the hook runs; guards hook, hook_arg */
     rlk_sub_hook_fn hook;
     void *hook_arg;
@@ -99,6 +111,8 @@ static rlk_sub_chan *rlk_sub_chan_new(rlk_sub *s, const char *name)
     ch->len = strlen(name);
     ch->name = strdup(name);
     ch->rule = &rlk_sub_rule_plain;
+    /* A "0" on it as the loop reads it: *3 $7 message $<len> <name> $1 0. */
+    ch->echo_len = 29 + ch->len + snprintf(NULL, 0, "%zu", ch->len);
     if (!ch->name || rlk_clock_cond_init(&ch->cv) != 0) {
         free(ch->name);
         free(ch);
@@ -116,6 +130,49 @@ static void rlk_sub_unlinger(rlk_sub *s, rlk_sub_chan *ch)
         s->nlinger--;
     ch->lingering = ch->quiet = 0;
     ch->linger_until = 0;
+}
+
+/* Sets the socket's low-water mark (s->mu held) above the bytes of the sized echoes to come while
+ * at most one hold (the releasing one, or the next) and no waiter is joined and no reply is read
+ * in part, else to 1: a message beyond them wakes the loop, so nothing waits behind an echo but
+ * another echo. Capped (a wake-up every so many echoes reads them). */
+static void rlk_sub_lowat(rlk_sub *s)
+{
+    long long t = 1;
+
+    if (s->fd < 0)
+        return;
+    if (!s->partial && s->waiters == 0 && s->holds <= 1)
+        t = 1 + s->echo_bytes;
+    if (t > RLK_SUB_LOWAT_MAX)
+        t = RLK_SUB_LOWAT_MAX;
+    if (t != s->lowat && setsockopt(s->fd, SOL_SOCKET, SO_RCVLOWAT, &(int){(int)t}, sizeof(int)) == 0)
+        s->lowat = (int)t;
+}
+
+/* ch's echoes to come become n (s->mu held); the mark follows. */
+static void rlk_sub_echoes(rlk_sub *s, rlk_sub_chan *ch, int n)
+{
+    s->echo_bytes += ch->sized * (n - ch->echoes) * ch->echo_len;
+    ch->echoes = n;
+    rlk_sub_lowat(s);
+}
+
+/* The loop's read of the pub/sub connection (rlk_ae_rx_fn): its socket, or -1 (closing, or a
+ * command to be answered: the mark goes back to the default until the next read). */
+static void rlk_sub_rx(void *arg, int fd, int partial)
+{
+    rlk_sub *s = arg;
+
+    pthread_mutex_lock(&s->mu);
+    if (fd < 0 && s->fd >= 0 && s->lowat != 1)
+        (void)setsockopt(s->fd, SOL_SOCKET, SO_RCVLOWAT, &(int){1}, sizeof(int));
+    if (fd != s->fd)
+        s->lowat = 1;
+    s->fd = fd;
+    s->partial = partial;
+    rlk_sub_lowat(s);
+    pthread_mutex_unlock(&s->mu);
 }
 
 /* Frees the channels nobody waits on and the engine no longer has (all: every one). */
@@ -191,20 +248,21 @@ static void rlk_sub_heard(rlk_async *ac, const char *channel, const char *msg, s
         ch->maybe_echoes += ch->echoes;
         if (ch->maybe_echoes > 4)
             ch->maybe_echoes = 4;
-        ch->echoes = 0;
+        rlk_sub_echoes(s, ch, 0);
     } else if (msg == rlk_ae_down) {
         if (ch->confirmed)
             ch->gen++;      /* its waiters go back to wait for it, or poll */
         ch->confirmed = ch->covered = 0;
         ch->permits = 0;
         ch->down = 1;
-        ch->echoes = ch->maybe_echoes = 0;
+        ch->maybe_echoes = 0;
+        rlk_sub_echoes(s, ch, 0);
     } else if (ch->confirmed) {
         int echo = ch->echoes > 0 || (ch->refs == 0 && ch->maybe_echoes > 0);
 
         rlk_sub_message(ch, msg, len);
         if (ch->echoes > 0)
-            ch->echoes--;
+            rlk_sub_echoes(s, ch, ch->echoes - 1);
         else if (echo)
             ch->maybe_echoes--;
         hook = ch->refs > 0 && !echo;
@@ -247,6 +305,7 @@ static void rlk_sub_sync(rlk_async *ac, void *arg)
     long long now = rlk_clock_now_ns(), next = -1;
 
     pthread_mutex_lock(&s->mu);
+    rlk_ae_sub_rx(ac, rlk_sub_rx, s);
     s->armed = 0;   /* until the timer below: a channel that starts to linger posts a sync */
     for (rlk_sub_chan *ch = s->chans; ch; ch = ch->next) {
         if (ch->lingering && ch->linger_until <= now)
@@ -254,7 +313,8 @@ static void rlk_sub_sync(rlk_async *ac, void *arg)
         ch->keep = ch->refs > 0 || ch->lingering;
         if (!ch->keep && ch->ls) {  /* unsubscribed below: joined again only once resubscribed */
             ch->confirmed = ch->heard = ch->down = ch->covered = 0;
-            ch->echoes = ch->maybe_echoes = 0;
+            ch->maybe_echoes = 0;
+            rlk_sub_echoes(s, ch, 0);
         }
         if (ch->lingering)
             next = rlk_clock_until_min(next, ch->linger_until);
@@ -300,6 +360,8 @@ rlk_sub *rlk_sub_new(rlk_client *c, rlk_rt_counters *counters, const atomic_int 
         return NULL;
     }
     s->c = c;
+    s->fd = -1;
+    s->lowat = 1;
     s->counters = counters;
     s->interrupted = interrupted;
     s->sync = (rlk_bg_op){.fn = rlk_sub_sync, .arg = s};
@@ -330,7 +392,20 @@ void rlk_sub_set_hook(rlk_sub *s, rlk_sub_hook_fn fn, void *arg)
 
 /* ---------------------------------------------------------------- waiters */
 
-int rlk_sub_join(rlk_sub *s, const char *channel, const rlk_sub_rule *rule, rlk_sub_chan **out)
+/* One more on ch (s->mu held): a hold, or a waiter; the mark follows (a waiter's messages, and
+ * a second hold's while a release is on the wire, are not left below it). */
+static void rlk_sub_ref(rlk_sub *s, rlk_sub_chan *ch, int hold)
+{
+    if (ch->refs++ == 0)
+        rlk_sub_unlinger(s, ch);
+    ch->holds += hold;
+    s->holds += hold;
+    s->waiters += !hold;
+    rlk_sub_lowat(s);
+}
+
+static int rlk_sub_join_as(rlk_sub *s, const char *channel, const rlk_sub_rule *rule,
+                           rlk_sub_chan **out, int hold)
 {
     rlk_sub_chan *ch;
     int rc;
@@ -342,13 +417,22 @@ int rlk_sub_join(rlk_sub *s, const char *channel, const rlk_sub_rule *rule, rlk_
     if (rc == RLK_OK && !ch && !(ch = rlk_sub_chan_new(s, channel)))
         rc = rlk_set_error(s->c, RLK_ERR_NOMEM, "subscribe %s: out of memory", channel);
     if (rc == RLK_OK) {
-        if (ch->refs++ == 0)
-            rlk_sub_unlinger(s, ch);
+        rlk_sub_ref(s, ch, hold);
         ch->rule = rule ? rule : ch->rule;
         *out = ch;
     }
     pthread_mutex_unlock(&s->mu);
     return rc;
+}
+
+int rlk_sub_join(rlk_sub *s, const char *channel, const rlk_sub_rule *rule, rlk_sub_chan **out)
+{
+    return rlk_sub_join_as(s, channel, rule, out, 0);
+}
+
+int rlk_sub_join_hold(rlk_sub *s, const char *channel, rlk_sub_chan **out)
+{
+    return rlk_sub_join_as(s, channel, NULL, out, 1);
 }
 
 long long rlk_sub_linger_ms = RLK_SUB_LINGER_MS;
@@ -358,9 +442,13 @@ int rlk_sub_linger_max = RLK_SUB_LINGER_MAX;
  * (linger 0, or rlk_sub_linger_max lingering already: unsubscribed by the next sync); quiet: only
  * until a message other than an echo comes. A sync is posted unless one comes by the end of the
  * linger anyway (s->armed): leaving a lingering channel again wakes nothing. */
-static void rlk_sub_unref(rlk_sub *s, rlk_sub_chan *ch, int linger, int quiet)
+static void rlk_sub_unref(rlk_sub *s, rlk_sub_chan *ch, int linger, int quiet, int hold)
 {
     pthread_mutex_lock(&s->mu);
+    ch->holds -= hold;
+    s->holds -= hold;
+    s->waiters -= !hold;
+    rlk_sub_lowat(s);
     if (--ch->refs == 0) {
         int post = 1;
 
@@ -382,15 +470,20 @@ static void rlk_sub_unref(rlk_sub *s, rlk_sub_chan *ch, int linger, int quiet)
  * SUBSCRIBE round trip and no second attempt. */
 void rlk_sub_leave(rlk_sub *s, rlk_sub_chan *ch)
 {
-    rlk_sub_unref(s, ch, 1, 0);
+    rlk_sub_unref(s, ch, 1, 0, 0);
 }
 
 void rlk_sub_leave_now(rlk_sub *s, rlk_sub_chan *ch)
 {
-    rlk_sub_unref(s, ch, 0, 0);
+    rlk_sub_unref(s, ch, 0, 0, 0);
 }
 
-int rlk_sub_expect_echo(rlk_sub *s, rlk_sub_chan *ch)
+void rlk_sub_leave_hold(rlk_sub *s, rlk_sub_chan *ch, int how)
+{
+    rlk_sub_unref(s, ch, how != RLK_SUB_NOW, how == RLK_SUB_QUIET, 1);
+}
+
+int rlk_sub_expect_echo(rlk_sub *s, rlk_sub_chan *ch, int sized)
 {
     int counted;
 
@@ -400,8 +493,13 @@ int rlk_sub_expect_echo(rlk_sub *s, rlk_sub_chan *ch)
         /* Those of releases sent before the confirmation come before this one's, if at all: a
          * late one is taken for this one, and this one's then for news (a renewal, or the end
          * of a quiet linger: never a message kept from the hook). */
-        ch->echoes++;
+        long long n = ch->echoes;
+
+        s->echo_bytes -= ch->sized * n * ch->echo_len;  /* a channel's are all sized, or none */
+        ch->sized = sized && (n == 0 || ch->sized);
+        s->echo_bytes += ch->sized * n * ch->echo_len;
         ch->maybe_echoes = 0;
+        rlk_sub_echoes(s, ch, (int)n + 1);
     } else if (ch->maybe_echoes < 4) {
         ch->maybe_echoes++;
     }
@@ -413,15 +511,10 @@ void rlk_sub_echo_void(rlk_sub *s, rlk_sub_chan *ch, int echo)
 {
     pthread_mutex_lock(&s->mu);
     if (echo == 1 && ch->echoes > 0)
-        ch->echoes--;
+        rlk_sub_echoes(s, ch, ch->echoes - 1);
     if (echo == 2 && ch->maybe_echoes > 0)
         ch->maybe_echoes--;
     pthread_mutex_unlock(&s->mu);
-}
-
-void rlk_sub_leave_quiet(rlk_sub *s, rlk_sub_chan *ch)
-{
-    rlk_sub_unref(s, ch, 1, 1);
 }
 
 int rlk_sub_try_join(rlk_sub *s, const char *channel, const rlk_sub_rule *rule,
@@ -434,8 +527,7 @@ int rlk_sub_try_join(rlk_sub *s, const char *channel, const rlk_sub_rule *rule,
     pthread_mutex_lock(&s->mu);
     ch = rlk_sub_find(s, channel, strlen(channel));
     if (ch && ch->confirmed) {
-        if (ch->refs++ == 0)
-            rlk_sub_unlinger(s, ch);
+        rlk_sub_ref(s, ch, 0);
         ch->rule = rule ? rule : ch->rule;
         ch->permits = 0;
         ch->covered = 0;

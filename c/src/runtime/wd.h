@@ -46,7 +46,7 @@ typedef struct rlk_hold_spec {
     /* 1: its channel lingers only quietly once the entry goes (the reentrant
      * lock: its waiters wait elsewhere, and each handoff's "0" there would
      * wake this client for nothing): after the hold's own release, until a
-     * message other than its echo comes (sub.h rlk_sub_leave_quiet); lost or
+     * message other than its echo comes (sub.h RLK_SUB_QUIET); lost or
      * forgotten, not at all. 0: it lingers as a waiter's channel does. */
     int leave_now;
 } rlk_hold_spec;

@@ -52,14 +52,12 @@ void rlk_wd_unlink(rlk_wd *wd, rlk_hold *e)
  * or removed it) it goes at once. */
 void rlk_hold_leave(rlk_wd *wd, rlk_hold *e)
 {
-    if (e->sub_ch && e->echo && e->released != 1)
+    if (!e->sub_ch)
+        return;
+    if (e->echo && e->released != 1)
         rlk_sub_echo_void(wd->sub, e->sub_ch, e->echo);     /* its release published nothing */
-    if (e->sub_ch && !e->leave_now)
-        rlk_sub_leave(wd->sub, e->sub_ch);
-    else if (e->sub_ch && e->released)
-        rlk_sub_leave_quiet(wd->sub, e->sub_ch);
-    else if (e->sub_ch)
-        rlk_sub_leave_now(wd->sub, e->sub_ch);
+    rlk_sub_leave_hold(wd->sub, e->sub_ch, !e->leave_now ? RLK_SUB_LINGER
+                                           : e->released ? RLK_SUB_QUIET : RLK_SUB_NOW);
     e->sub_ch = NULL;
 }
 
@@ -194,7 +192,7 @@ int rlk_wd_acquired_as(rlk_wd *wd, const rlk_hold_spec *h, long long lease_ms, i
              * subscriber's lock nests inside wd->mu). Without a subscription
              * the next renewal still finds a removed lock. */
             if (e->channel && !e->sub_ch && wd->sub)
-                (void)rlk_sub_join(wd->sub, e->channel, NULL, &e->sub_ch);
+                (void)rlk_sub_join_hold(wd->sub, e->channel, &e->sub_ch);
             if (sent_ns > e->last_ok_ns)
                 e->last_ok_ns = sent_ns;
             if (!e->inflight)
@@ -337,7 +335,7 @@ long long rlk_wd_release_begin_as(rlk_wd *wd, int kind, const char *name, const 
             rlk_holds_take(wd->table, r);
             rlk_wd_unlink(wd, e);       /* from here on nothing renews it */
             if (e && e->sub_ch)         /* its release's "0" is not news to its next hold */
-                e->echo = rlk_sub_expect_echo(wd->sub, e->sub_ch);
+                e->echo = rlk_sub_expect_echo(wd->sub, e->sub_ch, e->id.kind == RLK_KIND_LOCK);
             t->removed = r;
         } else {
             r->count--;

@@ -10,13 +10,18 @@
  *     makes no renewal;
  *   - another client's release on a lingering channel ends the linger at once (a contended lock
  *     would otherwise have this client hear every handoff), and the next hold subscribes again;
- *   - lingering is bounded in time (rlk_sub_linger_ms) and in channels (rlk_sub_linger_max).
+ *   - lingering is bounded in time (rlk_sub_linger_ms) and in channels (rlk_sub_linger_max);
+ *   - the echoes of a hold's own releases do not wake the subscriber's loop (plain TCP: the
+ *     socket's low-water mark is raised by each one), and yet a force unlock of a hold, a
+ *     waiter's "0" and a force unlock of another thread's hold, all coming behind such echoes,
+ *     are heard within a round trip.
  * The bounds are set small (or long) here through the test knobs, when the build has them.
  */
 #include "check.h"
 #include "tk_util.h"
 
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -146,6 +151,9 @@ static void test_retake_force_heard(void)
     CHECK_INT_EQ(rlk_lock_lock(l, 0), RLK_OK);
     CHECK(tk_wait_numsub(&srv, chan, 1, 3000) == 0);
     CHECK_INT_EQ(rlk_lock_unlock(l), RLK_OK);
+    /* 50 holds more: their releases' echoes may lie unread, below the subscriber's socket's
+     * low-water mark; the force unlock's "0" must wake it all the same. */
+    CHECK_INT_EQ(pairs(c1, "lg:force", 50), RLK_OK);
     /* Taken again while the channel lingers, and forced at once. */
     CHECK_INT_EQ(rlk_lock_lock(l, 0), RLK_OK);
     tk_stall_reset(&stall);
@@ -213,6 +221,165 @@ static void test_echo_no_renewal(void)
     CHECKF(b.renew_calls - a.renew_calls <= 1, "4 x 300 holds of 30 s leases made %llu renewals: "
            "the releases' own messages made the next holds due", b.renew_calls - a.renew_calls);
     rlk_free(c);
+}
+
+/* ------------------------------------------------------------ echoes and the subscriber's loop */
+
+/* A hold's release publishes "0" on the lock's channel, which the same client's subscriber is
+ * subscribed to: read, that echo woke the subscriber's loop for nothing once a hold (a context
+ * switch a pair). Now a release whose echo is sure to come raises the low-water mark of the
+ * subscriber's socket by the echo's bytes: 200 holds wake the loop a few times (when the unread
+ * echoes reach the mark's cap, or the keepalive's PING), not 200. */
+static void test_echo_no_wakeup(void)
+{
+    const char *chan = "redisson_lock__channel:{lg:wake}";
+    rlk_client *c;
+    rlk_runtime_stats a, b;
+
+    linger_bounds(60000, LINGER_MAX);
+    REQUIRE((c = tk_connect(url, 0, 1)) != NULL);
+    CHECK_INT_EQ(pairs(c, "lg:wake", 1), RLK_OK);
+    CHECK(tk_wait_numsub(&srv, chan, 1, 3000) == 0);
+    CHECK_INT_EQ(pairs(c, "lg:wake", 1), RLK_OK);     /* released once subscribed */
+    a = stats(c);
+    CHECK_INT_EQ(pairs(c, "lg:wake", 200), RLK_OK);
+    b = stats(c);
+    printf("  200 holds: %llu subscriber wake-ups with messages, %llu messages read\n",
+           b.sub_wakeups - a.sub_wakeups, b.sub_messages - a.sub_messages);
+    CHECKF(b.sub_wakeups - a.sub_wakeups <= 20, "200 holds of one lock woke the subscriber's "
+           "loop %llu times with messages (want at most 20: their echoes are not woken for)",
+           b.sub_wakeups - a.sub_wakeups);
+    CHECK_INT_EQ((long long)(b.renew_calls - a.renew_calls), 0);
+    rlk_free(c);
+}
+
+/* A waiter of another lock, on the same client as holds whose echoes lie unread: woken by the
+ * holder's release within a round trip (a waiter joined: nothing is skipped). */
+typedef struct waiter_arg {
+    rlk_client *c;
+    tk_latch joined;
+    int rc;
+    long long woke_ns;
+} waiter_arg;
+
+static void *waiter_thread(void *p)
+{
+    waiter_arg *w = p;
+    rlk_lock *l = rlk_lock_new(w->c, "lg:busy");
+
+    tk_latch_add(&w->joined, 1);
+    w->rc = l ? rlk_lock_try_lock(l, 10000, 30000) : -1;
+    w->woke_ns = rlk_fx_now_ns();
+    if (w->rc == RLK_OK)
+        (void)rlk_lock_unlock(l);
+    rlk_lock_free(l);
+    return NULL;
+}
+
+static void test_echoes_then_waiter(void)
+{
+    rlk_client *c1, *c2;
+    rlk_lock *held;
+    waiter_arg w;
+    pthread_t th;
+    long long t_rel, ms;
+
+    linger_bounds(60000, LINGER_MAX);
+    memset(&w, 0, sizeof w);
+    tk_latch_init(&w.joined);
+    REQUIRE((c1 = tk_connect(url, 0, 2)) != NULL && (c2 = tk_connect(url, 0, 1)) != NULL);
+    REQUIRE((held = rlk_lock_new(c2, "lg:busy")) != NULL);
+    CHECK_INT_EQ(rlk_lock_lock(held, 30000), RLK_OK);
+    CHECK_INT_EQ(pairs(c1, "lg:echoes", 2), RLK_OK);
+    CHECK(tk_wait_numsub(&srv, "redisson_lock__channel:{lg:echoes}", 1, 3000) == 0);
+    CHECK_INT_EQ(pairs(c1, "lg:echoes", 50), RLK_OK);
+    w.c = c1;
+    REQUIRE(pthread_create(&th, NULL, waiter_thread, &w) == 0);
+    CHECK(tk_latch_wait(&w.joined, 1, 5000) == 1);
+    CHECK(tk_wait_numsub(&srv, "redisson_lock__channel:{lg:busy}", 1, 3000) == 0);
+    /* (The waiter may not sleep yet: a permit kept for it wakes it all the same.) */
+    tk_stall_reset(&stall);
+    t_rel = rlk_fx_now_ns();
+    CHECK_INT_EQ(rlk_lock_unlock(held), RLK_OK);
+    pthread_join(th, NULL);
+    CHECK_INT_EQ(w.rc, RLK_OK);
+    ms = (w.woke_ns - t_rel) / 1000000;
+    printf("  waiter acquired %lld ms after the release\n", ms);
+    CHECKF(ms < FORCE_BOUND_MS, "the waiter acquired %lld ms after the release (bound %d ms; "
+           "longest scheduling gap %lld ms%s)", ms, FORCE_BOUND_MS, tk_stall_max_gap_ms(&stall),
+           stall_note());
+    rlk_lock_free(held);
+    rlk_free(c1);
+    rlk_free(c2);
+    tk_latch_destroy(&w.joined);
+}
+
+/* One thread's hold of a lock is forced while another thread of the same client takes and
+ * releases another lock again and again (its echoes below the mark, a release on the wire): the
+ * forced hold is told within a round trip. */
+typedef struct churn_arg {
+    rlk_client *c;
+    atomic_int stop, done;
+    int rc;
+} churn_arg;
+
+static void *churn_thread(void *p)
+{
+    churn_arg *a = p;
+
+    for (int i = 0; i < 100000 && a->rc == RLK_OK && !atomic_load(&a->stop); i++) {
+        a->rc = pairs(a->c, "lg:churn", 1);
+        atomic_fetch_add(&a->done, 1);
+    }
+    return NULL;
+}
+
+static void test_echoes_then_other_force(void)
+{
+    rlk_client *c1, *c2;
+    rlk_lock *l, *f;
+    lost_rec g;
+    churn_arg a;
+    pthread_t th;
+    long long t_force, ms;
+    int released = 0;
+
+    linger_bounds(60000, LINGER_MAX);
+    memset(&g, 0, sizeof g);
+    memset(&a, 0, sizeof a);
+    pthread_mutex_init(&g.mu, NULL);
+    tk_latch_init(&g.fired);
+    REQUIRE((c1 = tk_connect(url, 0, 2)) != NULL && (c2 = tk_connect(url, 0, 1)) != NULL);
+    rlk_set_lost_callback(c1, on_lost, &g);
+    REQUIRE((l = rlk_lock_new(c1, "lg:other")) && (f = rlk_lock_new(c2, "lg:other")));
+    CHECK_INT_EQ(pairs(c1, "lg:churn", 2), RLK_OK);
+    CHECK(tk_wait_numsub(&srv, "redisson_lock__channel:{lg:churn}", 1, 3000) == 0);
+    CHECK_INT_EQ(rlk_lock_lock(l, 0), RLK_OK);
+    CHECK(tk_wait_numsub(&srv, "redisson_lock__channel:{lg:other}", 1, 3000) == 0);
+    a.c = c1;
+    REQUIRE(pthread_create(&th, NULL, churn_thread, &a) == 0);
+    /* Bounded: 50 of the other thread's holds first, or 5 s. */
+    for (int i = 0; i < 500 && atomic_load(&a.done) < 50; i++)
+        rlk_fx_sleep_ms(10);
+    tk_stall_reset(&stall);
+    t_force = rlk_fx_now_ns();
+    CHECK(rlk_lock_force_unlock(f, &released) == RLK_OK && released);
+    CHECKF(tk_latch_wait(&g.fired, 1, 5000) == 1, "the lost callback did not fire within 5 s of "
+           "the force unlock while another thread's releases went on");
+    ms = g.at_ns > 0 ? (g.at_ns - t_force) / 1000000 : -1;
+    atomic_store(&a.stop, 1);
+    pthread_join(th, NULL);
+    CHECK_INT_EQ(a.rc, RLK_OK);
+    printf("  lost callback %lld ms after the force unlock\n", ms);
+    CHECKF(ms >= 0 && ms < FORCE_BOUND_MS, "lost callback %lld ms after the force unlock (bound "
+           "%d ms; longest scheduling gap %lld ms%s)", ms, FORCE_BOUND_MS,
+           tk_stall_max_gap_ms(&stall), stall_note());
+    rlk_lock_free(l);
+    rlk_lock_free(f);
+    rlk_free(c1);
+    rlk_free(c2);
+    tk_latch_destroy(&g.fired);
+    pthread_mutex_destroy(&g.mu);
 }
 
 /* ------------------------------------------------------------ others on the lock */
@@ -296,6 +463,9 @@ int main(void)
     RUN_TEST(test_retake_subscribes_once);
     RUN_TEST(test_retake_force_heard);
     RUN_TEST(test_echo_no_renewal);
+    RUN_TEST(test_echo_no_wakeup);
+    RUN_TEST(test_echoes_then_waiter);
+    RUN_TEST(test_echoes_then_other_force);
     RUN_TEST(test_foreign_message_ends_linger);
     RUN_TEST(test_linger_ends);
     RUN_TEST(test_linger_count_bound);
