@@ -14,6 +14,7 @@
  * back after the engine has fenced the connection it went out on.
  * docs/async-internals.md describes it.
  */
+#include <limits.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -63,8 +64,6 @@ typedef struct rlk_a_lockreq {
     long long delay_ms;             /* a row with the lock-delay's key: its delay */
     int spin_initial, spin_max, spin_prev;  /* RLK_PROTO_WAIT_SPIN: the back-off (ms, <= 60000) */
     int spin_fails;
-    long long sent;                 /* monotonic ms: the last attempt's send (its lease's start) */
-    int queued;                     /* an attempt with the ticket may have queued it */
     int waiter;                     /* waits (wait_ms != 0, not a re-entry) */
     int give_back;                  /* a settled lost reply's holds to give back, then adopt
                                        (m.adopt) or end with ending and end_msg */
@@ -87,7 +86,7 @@ static void alk_reply(rlk_async *ac, int rc, const redisReply *r, const char *er
                       void *arg);
 
 /* Sends script with the args named (kinds/proto.h's call, its KEYS the header's roles, then
- * the row's optional ones but for the cancel, a value list's values after its ARGV) as the call
+ * the row's optional ones but for a cancel, a value list's values after its ARGV) as the call
  * in flight, a->w.call, of kind cw: 0. -1: not sent (out of memory, closing). */
 static int alk_send(rlk_a_lockreq *a, const char *script, const char *argnames,
                     long long lease, long long ticket, int cw)
@@ -97,7 +96,7 @@ static int alk_send(rlk_a_lockreq *a, const char *script, const char *argnames,
                            .secret = rlk_async_uuid(a->h.ac)};
 
     a->w.call = rlk_a_kind_callo(a->h.ac, &(rlk_proto_call){script, argnames},
-                                script == a->k->cancel ? NULL : a->k->opt_keys, a->name, &v,
+                                cw == ALK_CANCEL ? NULL : a->k->opt_keys, a->name, &v,
                                 a->values, alk_reply, a);
     a->cw = cw;
     return a->w.call ? 0 : -1;
@@ -137,21 +136,16 @@ static void alk_free_state(rlk_async_req *r, void *state)
     rlk_proto_keys_free(&a->keys);
 }
 
-/* 1 while calls that never went out or lost their reply are tried again (an unlock's wait_ms
- * is 0). */
-static int alk_in_budget(const rlk_a_lockreq *a)
-{
-    return rlk_a_common_elapsed(&a->h) <= rlk_a_common_budget(a->h.ac, a->wait_ms);
-}
-
-/* Ends the request with err and the message set: a queued ticket leaves the queue first (the
- * row's cancel). */
+/* Ends the request with err and the message set: a queued waiter leaves the queue first (the
+ * machine's cancel). */
 static void alk_end(rlk_a_lockreq *a, int err)
 {
+    rlk_acq_act x;
+
     rlk_a_wait_quiet(&a->w);
     a->end_err = err;
-    if (!a->queued || !a->k->cancel || rlk_ae_closing(a->h.ac) ||
-        alk_send(a, a->k->cancel, a->k->cancel_args, 0, a->w.ticket, ALK_CANCEL) != 0)
+    if (!rlk_acq_cancel(&a->m, &x) || rlk_ae_closing(a->h.ac) ||
+        alk_send(a, x.call, x.args, 0, a->w.ticket, ALK_CANCEL) != 0)
         alk_complete(a, err);
 }
 
@@ -159,14 +153,13 @@ static void alk_end(rlk_a_lockreq *a, int err)
 static void alk_end_busy(void *arg)
 {
     rlk_a_lockreq *a = arg;
+    const int cancelled = a->w.ending == RLK_ERR_CANCELLED;
+    rlk_acq_act x;
 
-    if (a->w.ending == RLK_ERR_CANCELLED)
-        alk_set_msg(a, "cancelled");
-    else
-        alk_set_msg(a, "%s %s: held by another holder%s after %lld ms", a->k->what, a->name,
-                    a->delay_ms > 0 ? " (or in the lock-delay of one that lost it)" : "",
-                    rlk_a_common_elapsed(&a->h));
-    alk_end(a, a->w.ending == RLK_ERR_CANCELLED ? RLK_ERR_CANCELLED : RLK_ERR_BUSY);
+    rlk_acq_busy(&a->m, a->delay_ms > 0 ? "held by another holder (or in the lock-delay of one "
+                 "that lost it)" : "held by another holder", rlk_a_common_elapsed(&a->h), &x);
+    alk_set_msg(a, "%s", cancelled ? "cancelled" : x.msg);
+    alk_end(a, cancelled ? RLK_ERR_CANCELLED : x.err);
 }
 
 static void alk_cancel_hook(rlk_async_req *r, void *state)
@@ -177,9 +170,8 @@ static void alk_cancel_hook(rlk_async_req *r, void *state)
     if (!a->acquire)
         return;     /* an unlock is on its way: its result stands */
     a->w.ending = RLK_ERR_CANCELLED;
-    if (a->w.call)
-        return;     /* the call in flight decides (a grant is given back) */
-    alk_end_busy(a);
+    if (!a->w.call)
+        alk_end_busy(a);    /* else the call in flight decides (a grant is given back) */
 }
 
 static void alk_bind(rlk_a_lockreq *a, const rlk_proto *k)
@@ -187,14 +179,6 @@ static void alk_bind(rlk_a_lockreq *a, const rlk_proto *k)
     a->k = k;
     rlk_proto_keys_free(&a->keys);
     rlk_proto_keys_init(&a->keys, k->names, a->name);
-}
-
-static void alk_attempt(void *arg);
-
-/* 1 when the hold h is of a value list's (it may outlive a release that finds it not held). */
-static int alk_list_hold(const rlk_a_hold *h)
-{
-    return h && h->row && (((const rlk_proto *)h->row)->flags & RLK_PROTO_VALUES);
 }
 
 /* What the machine knows of the hold h before a call: its count, and for a value list whether
@@ -213,6 +197,25 @@ static void alk_machine(rlk_a_lockreq *a, const rlk_a_hold *h)
     a->m.counters = rlk_ae_counters(a->h.ac);
     a->m.lease_ms = a->lease_ms;
     alk_known(a, h);
+}
+
+/* One attempt: the row's acquire with the ticket (queued: -ticket). */
+static void alk_attempt(void *arg)
+{
+    rlk_a_lockreq *a = arg;
+    rlk_a_hold *h = rlk_a_hold_find(a->h.ac, a->k->hold, a->name, a->owner);
+
+    rlk_ae_timer_del(a->w.retry);
+    a->w.retry = NULL;
+    alk_known(a, h);
+    a->m.start_ms = rlk_ae_now_ms();    /* the lease's start, if it takes the lock */
+    a->m.ticket = a->w.ticket;
+    if (alk_send(a, a->k->acquire, a->k->acquire_args, a->lease_ms,
+                 a->m.queued ? -a->w.ticket : a->w.ticket, ALK_ACQUIRE) != 0) {
+        alk_set_msg(a, "%s %s: %s", a->k->what, a->name,
+                    rlk_ae_closing(a->h.ac) ? "client freed" : "out of memory");
+        alk_end(a, rlk_ae_closing(a->h.ac) ? RLK_ERR_CLOSED : RLK_ERR_NOMEM);
+    }
 }
 
 static rlk_a_lockreq *alk_new(rlk_async *ac, int acquire, const rlk_proto *k, const char *who,
@@ -237,23 +240,39 @@ static rlk_a_lockreq *alk_new(rlk_async *ac, int acquire, const rlk_proto *k, co
     }
     rlk_ae_owner(ac, task, owner, sizeof owner);
     if (!(a->name = strdup(name)) || !(a->owner = strdup(owner))) {
-        rlk_ae_complete(a->h.r, RLK_ERR_NOMEM, 0, NULL, "%s %s: out of memory", who, name);
+        rlk_a_common_unsent(a->h.r, who, name);
         return a;
     }
     alk_bind(a, k);
     return a;
 }
 
-/* ---------------------------------------------------------------- acquiring */
+/* ---------------------------------------------------------------- the machine's actions */
 
-static void alk_release(rlk_a_lockreq *a);
+/* The row's release once (an unlock, or an acquisition's undo of its grant). */
+static void alk_release(rlk_a_lockreq *a)
+{
+    rlk_client *c = rlk_ae_client(a->h.ac);
+    rlk_a_hold *h = rlk_a_hold_find(a->h.ac, a->k->hold, a->name, a->owner);
+
+    alk_machine(a, h);
+    /* The last hold: out of the loop's watchdog before its release is sent, as the blocking
+     * driver takes it out of its registry (wd_reg.c), so that no renewal follows the release
+     * on the wire. A value list's hold may outlive a release that finds it not held: kept. */
+    if (h && h->wd && h->count <= 1 && rlk_acq_left(&a->m, 0, 0, 0, -1)) {
+        rlk_ae_wd_del(h->wd);
+        h->wd = NULL;
+    }
+    if (alk_send(a, a->k->release, a->k->release_args,
+                 h && h->lease_ms > 0 ? h->lease_ms : c->watchdog_lease_ms, 0, ALK_RELEASE) != 0)
+        rlk_a_common_unsent(a->h.r, a->k->what, a->name);
+}
 
 /* The lock is this task's now. */
 static void alk_acquired(rlk_a_lockreq *a)
 {
     rlk_a_hold *h = rlk_a_hold_get(a->h.ac, a->k->hold, a->name, a->owner);
 
-    a->queued = 0;
     rlk_a_wait_quiet(&a->w);
     if (!h)
         goto nomem;     /* no room to remember it: given back rather than held blind */
@@ -265,17 +284,17 @@ static void alk_acquired(rlk_a_lockreq *a)
         h->acquired_ns = rlk_clock_now_ns();
     h->row = a->k;      /* a re-entry's is the hold's (rlk_proto_keeps) */
     h->lease_ms = a->lease_ms;
-    h->lease_ns = a->watchdog ? 0 : a->sent * RLK_NS_PER_MS;
+    h->lease_ns = a->watchdog ? 0 : a->m.start_ms * RLK_NS_PER_MS;
     h->token = a->m.token;
     if (a->watchdog && h->wd) {
-        rlk_ae_wd_acquired(h->wd, a->sent);     /* the re-entry set the lease again */
+        rlk_ae_wd_acquired(h->wd, a->m.start_ms);   /* the re-entry set the lease again */
     } else if (a->watchdog) {
         const char *k[RLK_HOLD_KEYS_MAX];
         int n = rlk_proto_keys_list(&a->keys, a->k->renew_keys, k, RLK_HOLD_KEYS_MAX);
 
         if (n > 0)
             h->wd = rlk_ae_wd_add(a->h.ac, a->k->hold, a->k->renew, a->name, n, k, a->owner,
-                                  a->sent, rlk_a_hold_lost, h);
+                                  a->m.start_ms, rlk_a_hold_lost, h);
         if (!h->wd)
             goto nomem;     /* not renewed: given back, never held blind */
     }
@@ -294,47 +313,6 @@ nomem:
     alk_release(a);
 }
 
-/* Not acquired: ttl as the acquire script said (-3: behind a reservation). */
-static void alk_busy(rlk_a_lockreq *a, long long ttl, int first)
-{
-    long long next;
-
-    /* fair/acquire queues every caller it turns away, the queue's scripts every ticketed one:
-     * queued before the ending check, so a waiter cancelled or out of time while its attempt was
-     * in flight still sends its cancel. */
-    if (a->k->wait == RLK_PROTO_WAIT_FAIR || a->w.ticket)
-        a->queued = 1;
-    if (!a->waiter || a->w.ending) {
-        alk_end_busy(a);
-        return;
-    }
-    switch (a->k->wait) {
-    case RLK_PROTO_WAIT_FAIR:       /* queued by the script: again (keep-alive) before its
-                                       deadline runs out */
-    case RLK_PROTO_WAIT_CHANNEL:    /* no queue: the lock's channel (subscribed from the start)
-                                       and the TTL */
-        rlk_a_wait_retry(&a->w, rlk_a_wait_next(&a->w, ttl, a->k->wait == RLK_PROTO_WAIT_FAIR
-                                                ? RLK_FAIR_THREAD_WAIT_MS / 3
-                                                : RLK_A_KEEPALIVE_MS));
-        return;
-    case RLK_PROTO_WAIT_SPIN:
-        /* The back-off (runtime/spin.h), never past the holder's TTL. */
-        next = rlk_spin_next(a->spin_prev, ++a->spin_fails, a->spin_initial, a->spin_max);
-        a->spin_prev = (int)next;
-        if (ttl >= 0 && ttl < next)
-            next = ttl > 0 ? ttl : 1;
-        rlk_a_wait_retry(&a->w, next);
-        return;
-    default:
-        break;
-    }
-    /* First in the queue (or behind a reservation): the lock's channel too (a plain ticket's
-     * waiter listens there all along); the ticket drawn when it began to listen (alk_listen). */
-    if (a->mine)
-        rlk_a_wait_wide(&a->w, first || ttl == -3, a->channel);
-    rlk_a_wait_busy(&a->w, a->ticket, ttl);
-}
-
 /* Reads back after a lost reply (the engine fenced the connection it went out on first), as
  * the machine asks: the row's held script, a value list's counts, or the holder's field. */
 static void alk_read_back(rlk_a_lockreq *a)
@@ -349,22 +327,8 @@ static void alk_read_back(rlk_a_lockreq *a)
     else
         a->w.call = rlk_ae_command(a->h.ac, 3, argv, alk_reply, a);
     if (!a->w.call && !rlk_ae_req_done(a->h.r))
-        rlk_ae_complete(a->h.r, rlk_ae_closing(a->h.ac) ? RLK_ERR_CLOSED : RLK_ERR_NOMEM, 0, NULL,
-                        "%s %s: could not read back a lost reply", a->k->what, a->name);
+        rlk_a_common_unsent(a->h.r, a->k->what, a->name);
 }
-
-/* A reply of the call in flight lost (rc, errstr): counted, then read back. */
-static void alk_lost(rlk_a_lockreq *a, int rel, int rc, const char *errstr)
-{
-    RLK_A_COUNT(a->h, lost_replies);
-    alk_set_msg(a, "%s %s: %s", a->k->what, a->name, errstr);
-    a->m.rel = rel;
-    a->m.lost_rc = rc;
-    a->m.start_ms = a->sent;
-    alk_read_back(a);
-}
-
-static void alk_give_back(rlk_a_lockreq *a);
 
 /* A release's end (rc; its outcome, enum rlk_release_outcome, the holds left after it, or, a
  * reply, -1: the client's count less one while it counts more), the client's hold made to
@@ -374,14 +338,13 @@ static void alk_give_back(rlk_a_lockreq *a);
 static void alk_released(rlk_a_lockreq *a, int rc, int outcome, long long left, const char *msg)
 {
     rlk_a_hold *h = rlk_a_hold_find(a->h.ac, a->k->hold, a->name, a->owner);
+    long long keep = rlk_acq_left(&a->m, rc, outcome, left, h ? h->count : 0);
 
     if (left < 0)
-        left = h && h->count > 1 && (outcome == RLK_REL_STILL_HELD ||
-                                     (a->values && outcome == RLK_REL_RELEASED)) ? h->count - 1 : 0;
-    if (h && rc == RLK_OK && left > 0)
-        h->count = left;
-    else if (h && (rc == RLK_OK || rc == RLK_ERR_UNSETTLED) &&
-             !(alk_list_hold(h) && outcome == RLK_REL_NOT_OWNER))
+        left = keep > 0 ? keep : 0;
+    if (h && keep > 0)
+        h->count = keep;
+    else if (h && keep == 0)
         rlk_a_hold_drop(a->h.ac, h);
     if (a->acquire)
         alk_complete(a, a->w.ending);
@@ -393,18 +356,62 @@ static void alk_released(rlk_a_lockreq *a, int rc, int outcome, long long left, 
                         rc == RLK_OK ? NULL : "%s", msg);
 }
 
+/* Gives back, one release of the kind at a time, the holds a settled lost
+ * reply found beyond the caller's (as the blocking API's rlk_fam_give_back),
+ * then adopts one hold (m.adopt) or ends as set. */
+static void alk_give_back(rlk_a_lockreq *a)
+{
+    if (a->give_back > 0) {
+        if (alk_send(a, a->k->release, a->k->release_args, a->lease_ms, 0, ALK_GIVE_BACK) == 0)
+            return;
+        a->give_back = 0;
+    }
+    if (a->m.adopt) {
+        alk_acquired(a);
+    } else
+        alk_complete(a, a->w.ending);
+}
+
 /* The loop's interpreter of the machine's action x (kinds/acq.h). */
 static void alk_act(rlk_a_lockreq *a, rlk_acq_act *x)
 {
     switch (x->is) {
     case RLK_ACQ_SEND:
-        alk_release(a);     /* a lost release that did not run */
+        if (a->m.rel)
+            alk_release(a);     /* a lost release that did not run */
+        else if (a->w.ending)
+            alk_end_busy(a);
+        else
+            rlk_a_wait_retry(&a->w, 0);     /* a lost acquire that did not run: again */
         return;
     case RLK_ACQ_WAIT:
-        alk_busy(a, x->ttl, x->wide);
+        /* Not acquired: a single try, a waiter cancelled or out of time while its attempt was
+         * in flight, ends (the machine counts it queued: its cancel is sent); else it waits as
+         * the machine says (ttl as the acquire script said, -3: behind a reservation). */
+        if (!a->waiter || a->w.ending) {
+            alk_end_busy(a);
+        } else if (x->wait == RLK_PROTO_WAIT_FAIR || x->wait == RLK_PROTO_WAIT_CHANNEL) {
+            /* fair: queued by the script, again (keep-alive) before its deadline runs out;
+             * channel: no queue, the lock's channel (subscribed from the start) and the TTL */
+            rlk_a_wait_retry(&a->w, rlk_a_wait_next(&a->w, x->ttl, x->wait == RLK_PROTO_WAIT_FAIR
+                                                    ? RLK_FAIR_THREAD_WAIT_MS / 3
+                                                    : RLK_A_KEEPALIVE_MS));
+        } else if (x->wait == RLK_PROTO_WAIT_SPIN) {
+            /* The back-off (runtime/spin.h), never past the holder's TTL. */
+            a->spin_prev = (int)rlk_spin_next(a->spin_prev, ++a->spin_fails, a->spin_initial,
+                                              a->spin_max);
+            rlk_a_wait_retry(&a->w, x->ttl >= 0 && x->ttl < a->spin_prev
+                                    ? (x->ttl > 0 ? x->ttl : 1) : a->spin_prev);
+        } else {
+            /* First in the queue (or behind a reservation): the lock's channel too (a plain
+             * ticket's waiter listens there all along); the ticket drawn when it began to
+             * listen (alk_listen). */
+            if (a->mine)
+                rlk_a_wait_wide(&a->w, x->wide, a->channel);
+            rlk_a_wait_busy(&a->w, a->ticket, x->ttl);
+        }
         return;
     case RLK_ACQ_RECORD:
-        a->sent = a->m.start_ms;
         alk_acquired(a);
         return;
     case RLK_ACQ_GIVE_BACK:
@@ -423,14 +430,8 @@ static void alk_act(rlk_a_lockreq *a, rlk_acq_act *x)
         alk_released(a, x->err, (int)x->value, x->n, x->msg);
         return;
     }
-    if (x->retry) {
-        /* A lost acquire that did not run: not an answer yet (a single try too): again. */
-        if (a->w.ticket || a->k->wait == RLK_PROTO_WAIT_FAIR)
-            a->queued = 1;          /* it may have queued the caller */
-        if (a->w.ending || !alk_in_budget(a))
-            alk_end_busy(a);
-        else
-            rlk_a_wait_retry(&a->w, 0);
+    if (x->retry && a->w.ending == RLK_ERR_CANCELLED) {
+        alk_end_busy(a);
         return;
     }
     if (x->err == RLK_OK) {
@@ -442,175 +443,95 @@ static void alk_act(rlk_a_lockreq *a, rlk_acq_act *x)
     alk_end(a, x->err);
 }
 
-static void alk_acquire_reply(rlk_a_lockreq *a, int rc, const redisReply *r, const char *errstr,
-                              int lost)
-{
-    rlk_acq_act x;
-
-    if (rc == RLK_ERR_IO && lost) {
-        alk_lost(a, 0, rc, errstr);     /* it may have run: find out */
-        return;
-    }
-    /* Never written: cancelled (it never ran), or tried again within the wait (a single try:
-     * once more in a while), or the I/O error (the machine's END) */
-    if (rc == RLK_ERR_IO && a->w.ending == RLK_ERR_CANCELLED) {
-        alk_end_busy(a);
-        return;
-    }
-    if (rc == RLK_ERR_IO && !a->w.ending && alk_in_budget(a)) {
-        rlk_a_wait_retry(&a->w, RLK_A_RETRY_MS);
-        return;
-    }
-    if (rc != RLK_OK)
-        alk_set_msg(a, "%s", errstr ? errstr : "");     /* an END keeps the call's own */
-    rlk_acq_reply(&a->m, rc, errstr, r, a->sent, &x);
-    alk_act(a, &x);
-}
-
-static void alk_give_back_reply(rlk_a_lockreq *a, int rc, const redisReply *r)
-{
-    int outcome = rc == RLK_OK ? rlk_fam_release_read(r) : RLK_REL_ERROR;
-
-    if (outcome == RLK_REL_RELEASED || outcome == RLK_REL_STILL_HELD) {
-        RLK_A_COUNT(a->h, lost_given_back);
-        a->give_back--;
-    } else
-        a->give_back = 0;   /* not ours (the hold went meanwhile), or unknown: no more */
-    alk_give_back(a);
-}
-
-/* Gives back, one release of the kind at a time, the holds a settled lost
- * reply found beyond the caller's (as the blocking API's rlk_fam_give_back),
- * then adopts one hold (m.adopt) or ends as set. */
-static void alk_give_back(rlk_a_lockreq *a)
-{
-    if (a->give_back > 0) {
-        if (alk_send(a, a->k->release, a->k->release_args, a->lease_ms, 0, ALK_GIVE_BACK) == 0)
-            return;
-        a->give_back = 0;
-    }
-    if (a->m.adopt) {
-        a->sent = a->m.start_ms;
-        alk_acquired(a);
-    } else
-        alk_complete(a, a->w.ending);
-}
-
-static void alk_read_reply(rlk_a_lockreq *a, int rc, const redisReply *r)
-{
-    char why[RLK_ACQ_MSG];
-    rlk_acq_act x;
-
-    if (rc != RLK_OK && alk_in_budget(a)) {
-        alk_read_back(a);   /* not settled yet: read again while the budget lasts */
-        return;
-    }
-    snprintf(why, sizeof why, "%s", alk_msg(a));
-    if (rc != RLK_OK)
-        rlk_acq_unknown(&a->m, why, &x);
-    else
-        rlk_acq_read(&a->m, r, rlk_ae_now_ms(), why, &x);
-    if (x.is == RLK_ACQ_END && x.err != RLK_OK && !x.retry)
-        rlk_a_wait_quiet(&a->w);
-    alk_act(a, &x);
-}
-
-/* One attempt: the row's acquire with the ticket (queued: -ticket). */
-static void alk_attempt(void *arg)
-{
-    rlk_a_lockreq *a = arg;
-    rlk_a_hold *h = rlk_a_hold_find(a->h.ac, a->k->hold, a->name, a->owner);
-
-    rlk_ae_timer_del(a->w.retry);
-    a->w.retry = NULL;
-    alk_known(a, h);
-    a->sent = rlk_ae_now_ms();
-    if (alk_send(a, a->k->acquire, a->k->acquire_args, a->lease_ms,
-                 a->queued ? -a->w.ticket : a->w.ticket, ALK_ACQUIRE) != 0) {
-        alk_set_msg(a, "%s %s: %s", a->k->what, a->name,
-                    rlk_ae_closing(a->h.ac) ? "client freed" : "out of memory");
-        alk_end(a, rlk_ae_closing(a->h.ac) ? RLK_ERR_CLOSED : RLK_ERR_NOMEM);
-    }
-}
-
-/* ---------------------------------------------------------------- unlock */
-
-static void alk_release_reply(rlk_a_lockreq *a, int rc, const redisReply *r, const char *errstr,
-                              int lost)
-{
-    if (rc == RLK_ERR_IO && lost) {
-        alk_lost(a, 1, rc, errstr);
-        return;
-    }
-    if (rc == RLK_ERR_IO && alk_in_budget(a)) {
-        alk_release(a);     /* never written: once more */
-        return;
-    }
-    alk_released(a, rc, rc == RLK_OK ? rlk_fam_release_read(r) : RLK_REL_ERROR, -1, errstr);
-}
-
-/* The row's release once (an unlock, or an acquisition's undo of its grant). */
-static void alk_release(rlk_a_lockreq *a)
-{
-    rlk_client *c = rlk_ae_client(a->h.ac);
-    rlk_a_hold *h = rlk_a_hold_find(a->h.ac, a->k->hold, a->name, a->owner);
-
-    alk_machine(a, h);
-    /* The last hold: out of the loop's watchdog before its release is sent, as the blocking
-     * driver takes it out of its registry (wd_reg.c), so that no renewal follows the release
-     * on the wire. A value list's hold may outlive a release that finds it not held: kept. */
-    if (h && h->wd && h->count <= 1 && !alk_list_hold(h)) {
-        rlk_ae_wd_del(h->wd);
-        h->wd = NULL;
-    }
-    if (alk_send(a, a->k->release, a->k->release_args,
-                 h && h->lease_ms > 0 ? h->lease_ms : c->watchdog_lease_ms, 0, ALK_RELEASE) != 0)
-        rlk_a_common_unsent(a->h.r, a->k->what, a->name);
-}
-
-/* ---------------------------------------------------------------- force unlock */
-
-/* The row's force-release script: a lost reply or one never written is sent
- * again while the budget lasts (deleting twice is harmless: value may then
- * say 0). */
-static void alk_force_reply(rlk_a_lockreq *a, int rc, const redisReply *r, const char *errstr)
-{
-    if (rc == RLK_ERR_IO && alk_in_budget(a) &&
-        alk_send(a, a->k->force, a->k->force_args, 0, 0, ALK_FORCE) == 0)
-        return;
-    if (rc != RLK_OK) {
-        rlk_ae_complete(a->h.r, rc, 0, NULL, "%s", errstr);
-        return;
-    }
-    /* This client's holds of the name that the script cleared: those of every kind whose
-     * force unlock is the same script (the same data). */
-    rlk_a_hold_drop_forced(a->h.ac, a->name, a->k);
-    rlk_ae_complete(a->h.r, RLK_OK, r->type == REDIS_REPLY_INTEGER ? r->integer : 0, NULL, NULL);
-}
-
-/* The reply of the call in flight (rlk_ae_reply_fn, arg the request), by what it is. */
+/* The reply of the call in flight (rlk_ae_reply_fn, arg the request), by what it is. An
+ * acquire's or a release's that was lost is read back (it may have run); a call never written is
+ * sent again while the budget lasts (an acquire after a while, but cancelled; a read; a release;
+ * a force release: deleting twice is harmless, value may then say 0). */
 static void alk_reply(rlk_async *ac, int rc, const redisReply *r, const char *errstr, int lost,
                       void *arg)
 {
     rlk_a_lockreq *a = arg;
+    /* calls that never went out or lost their reply are tried again while the budget lasts (an
+     * unlock's wait_ms is 0) */
+    const int in = rlk_a_common_elapsed(&a->h) <= rlk_a_common_budget(a->h.ac, a->wait_ms),
+              again = rc == RLK_ERR_IO && in;
+    char why[RLK_ACQ_MSG];
+    rlk_acq_act x;
 
     (void)ac;
     a->w.call = NULL;
-    if (a->cw == ALK_CANCEL)    /* best effort, as the blocking API's: a waiter that cannot say
+    if (a->cw == ALK_CANCEL) {  /* best effort, as the blocking API's: a waiter that cannot say
                                    so is skipped when its reservation's claim window runs out */
         alk_complete(a, a->end_err);
-    else if (rc == RLK_ERR_CLOSED)
+        return;
+    }
+    if (a->cw == ALK_FORCE && again && alk_send(a, a->k->force, a->k->force_args, 0, 0,
+                                                ALK_FORCE) == 0)
+        return;
+    if (rc == RLK_ERR_CLOSED || (rc != RLK_OK && a->cw == ALK_FORCE)) {
         rlk_ae_complete(a->h.r, rc, 0, NULL, "%s", errstr);
-    else if (a->cw == ALK_ACQUIRE)
-        alk_acquire_reply(a, rc, r, errstr, lost);
-    else if (a->cw == ALK_READ)
-        alk_read_reply(a, rc, r);
-    else if (a->cw == ALK_GIVE_BACK)
-        alk_give_back_reply(a, rc, r);
-    else if (a->cw == ALK_RELEASE)
-        alk_release_reply(a, rc, r, errstr, lost);
-    else
-        alk_force_reply(a, rc, r, errstr);
+        return;
+    }
+    if (rc == RLK_ERR_IO && lost && (a->cw == ALK_ACQUIRE || a->cw == ALK_RELEASE)) {
+        /* Counted and read back; if it did not run, sent again within the wait */
+        RLK_A_COUNT(a->h, lost_replies);
+        alk_set_msg(a, "%s %s: %s", a->k->what, a->name, errstr);
+        a->m.rel = a->cw == ALK_RELEASE;
+        a->m.lost_rc = rc;
+        a->m.again_by_ms = a->wait_ms == -1 ? LLONG_MAX : a->h.start + a->wait_ms;
+        alk_read_back(a);
+        return;
+    }
+    switch (a->cw) {
+    case ALK_ACQUIRE:
+        if (rc == RLK_ERR_IO && a->w.ending == RLK_ERR_CANCELLED) {
+            alk_end_busy(a);    /* never written: it never ran */
+        } else if (again && !a->w.ending) {
+            rlk_a_wait_retry(&a->w, RLK_A_RETRY_MS);
+        } else {
+            if (rc != RLK_OK)
+                alk_set_msg(a, "%s", errstr ? errstr : "");     /* an END keeps the call's own */
+            rlk_acq_reply(&a->m, rc, errstr, r, a->m.start_ms, &x);
+            alk_act(a, &x);
+        }
+        return;
+    case ALK_READ:
+        if (rc != RLK_OK && in) {
+            alk_read_back(a);   /* not settled yet: read again while the budget lasts */
+            return;
+        }
+        snprintf(why, sizeof why, "%s", alk_msg(a));
+        if (rc != RLK_OK)
+            rlk_acq_unknown(&a->m, why, &x);
+        else
+            rlk_acq_read(&a->m, r, rlk_ae_now_ms(), why, &x);
+        if (x.is == RLK_ACQ_END && x.err != RLK_OK && !x.retry)
+            rlk_a_wait_quiet(&a->w);
+        alk_act(a, &x);
+        return;
+    case ALK_GIVE_BACK:
+        rc = rc == RLK_OK ? rlk_fam_release_read(r) : RLK_REL_ERROR;
+        if (rc == RLK_REL_RELEASED || rc == RLK_REL_STILL_HELD) {
+            RLK_A_COUNT(a->h, lost_given_back);
+            a->give_back--;
+        } else
+            a->give_back = 0;   /* not ours (the hold went meanwhile), or unknown: no more */
+        alk_give_back(a);
+        return;
+    case ALK_RELEASE:
+        if (again)
+            alk_release(a);
+        else
+            alk_released(a, rc, rc == RLK_OK ? rlk_fam_release_read(r) : RLK_REL_ERROR, -1,
+                         errstr);
+        return;
+    default:
+        /* This client's holds of the name that the script cleared: those of every kind whose
+         * force unlock is the same script (the same data). */
+        rlk_a_hold_drop_forced(a->h.ac, a->name, a->k);
+        rlk_ae_complete(a->h.r, RLK_OK, r->type == REDIS_REPLY_INTEGER ? r->integer : 0, NULL,
+                        NULL);
+    }
 }
 
 /* ---------------------------------------------------------------- the requests */
@@ -631,31 +552,28 @@ static int alk_values(rlk_a_lockreq *a, const char *who, const rlk_a_lock_opts *
     return -1;
 }
 
-/* The waiter's channels by the row's way of waiting, and its listener (a
+/* The waiter's channels by the way of waiting the machine's begin x says, and its listener (a
  * spinning wait: its deadline only). -1: out of memory or closing. */
-static int alk_listen(rlk_a_lockreq *a)
+static int alk_listen(rlk_a_lockreq *a, const rlk_acq_act *x)
 {
-    rlk_proto const *k = a->k;
-
-    if (k->wait == RLK_PROTO_WAIT_SPIN)
+    if (x->wait == RLK_PROTO_WAIT_SPIN)
         return rlk_a_wait_listen(&a->w, NULL, a->wait_ms);
-    if (!(a->channel = rlk_proto_keys_get(&a->keys, k->wait_channel)))
+    if (!(a->channel = rlk_proto_keys_get(&a->keys, x->channel)))
         return -1;
     /* Grants come on the client's wake channel, the lock's channel only while first; where a
      * grant's reach is not counted, a plain ticket's come on the lock's channel, its only one
      * (the ticket drawn as the blocking API draws it, kinds/names.h). */
-    if (k->wait == RLK_PROTO_WAIT_QUEUE) {
-        a->ticket = rlk_acq_ticket(rlk_ae_counts_exact(a->h.ac),
-                                           rlk_async_uuid(a->h.ac));
+    if (x->wait == RLK_PROTO_WAIT_QUEUE) {
+        a->ticket = rlk_acq_ticket(rlk_ae_counts_exact(a->h.ac), rlk_async_uuid(a->h.ac));
         if (rlk_names_ticket_wakes(a->ticket) &&
             !(a->mine = rlk_names_wake_channel(a->channel,
                                                rlk_names_wake_cid(rlk_async_uuid(a->h.ac)))))
             return -1;
-    } else if (k->wait == RLK_PROTO_WAIT_FAIR &&
+    } else if (x->wait == RLK_PROTO_WAIT_FAIR &&
                !(a->mine = rlk_names_waiter_channel(a->name, a->owner, strlen(a->owner)))) {
         return -1;
     }
-    a->w.grants = k->wait == RLK_PROTO_WAIT_QUEUE ? a->mine : NULL;
+    a->w.grants = x->wait == RLK_PROTO_WAIT_QUEUE ? a->mine : NULL;
     return rlk_a_wait_listen(&a->w, a->mine ? a->mine : a->channel, a->wait_ms);
 }
 
@@ -682,9 +600,9 @@ rlk_async_req *rlk_a_lock_acquire(rlk_async *ac, const rlk_proto *k, const char 
                         name, k->value_max);
         return a->h.r;
     }
-    if (o && o->value && !(a->value = strdup(o->value)))
-        goto nomem;
     if (o) {
+        if (o->value && !(a->value = strdup(o->value)))
+            goto nomem;
         a->spin_initial = (int)o->spin_initial_ms;  /* checked: 1..RLK_SPIN_MAX_MS */
         a->spin_max = (int)o->spin_max_ms;
         a->delay_ms = o->delay_ms;
@@ -704,12 +622,12 @@ rlk_async_req *rlk_a_lock_acquire(rlk_async *ac, const rlk_proto *k, const char 
     }
     /* A single try, or a re-entry: never queued (kinds/lock.c does the same). */
     a->waiter = wait_ms != 0 && !held;
-    if (a->waiter && alk_listen(a) != 0)
+    if (a->waiter && alk_listen(a, &x) != 0)
         goto nomem;
     alk_attempt(a);     /* the first try, without a ticket: the uncontended path */
     return a->h.r;
 nomem:
-    rlk_ae_complete(a->h.r, RLK_ERR_NOMEM, 0, NULL, "%s %s: out of memory", who, name);
+    rlk_a_common_unsent(a->h.r, who, name);
     return a->h.r;
 }
 
@@ -725,7 +643,7 @@ rlk_async_req *rlk_a_lock_release(rlk_async *ac, const rlk_proto *k, const char 
     /* The release of the row the hold was taken with (a non-reentrant lock's, the
      * election's resign), never one with values for one without or back. */
     h = rlk_a_hold_find(ac, k->hold, name, a->owner);
-    if (h && h->row && h->row != a->k && !a->values == !alk_list_hold(h))
+    if (h && h->row && rlk_proto_releases(h->row, a->k))
         alk_bind(a, h->row);
     alk_release(a);
     return a->h.r;

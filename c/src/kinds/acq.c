@@ -61,7 +61,38 @@ int rlk_acq_begin(rlk_acq *q, long long token, rlk_acq_act *a)
         a->value = q->token = token;
         return rlk_acq_end(a, RLK_OK, NULL);
     }
+    a->wait = q->row->wait;
+    a->channel = q->row->wait_channel;
     return rlk_acq_is(a, RLK_ACQ_SEND);
+}
+
+int rlk_acq_cancel(const rlk_acq *q, rlk_acq_act *a)
+{
+    memset(a, 0, sizeof *a);
+    a->call = q->queued ? q->row->cancel : NULL;
+    a->args = q->row->cancel_args;
+    return a->call != NULL;
+}
+
+/* The acquire carried a ticket, or is a fair row's: it may have queued the caller. */
+static void rlk_acq_queues(rlk_acq *q)
+{
+    q->queued |= q->ticket != 0 || q->row->wait == RLK_PROTO_WAIT_FAIR;
+}
+
+long long rlk_acq_left(const rlk_acq *q, int rc, int outcome, long long left, long long count)
+{
+    const int values = (q->row->flags & RLK_PROTO_VALUES) != 0;
+
+    if (count < 0)
+        return !values;
+    if (left < 0)
+        left = count > 1 && (outcome == RLK_REL_STILL_HELD ||
+                             (values && outcome == RLK_REL_RELEASED)) ? count - 1 : 0;
+    if (rc == RLK_OK && left > 0)
+        return left;
+    return (rc == RLK_OK || rc == RLK_ERR_UNSETTLED) && !(values && outcome == RLK_REL_NOT_OWNER)
+           ? 0 : -1;
 }
 
 int rlk_acq_reply(rlk_acq *q, int rc, const char *errstr, const redisReply *r, long long sent_ms,
@@ -94,8 +125,11 @@ int rlk_acq_reply(rlk_acq *q, int rc, const char *errstr, const redisReply *r, l
     case RLK_PROTO_ACQUIRED:
         q->token = o.value;
         q->start_ms = sent_ms;
+        q->queued = 0;
         return rlk_acq_is(a, RLK_ACQ_RECORD);
     case RLK_PROTO_BUSY:
+        rlk_acq_queues(q);
+        a->wait = q->row->wait;
         if (o.in_delay)
             RLK_ACQ_COUNT(q, delay_refusals);
         a->ttl = o.value;
@@ -121,8 +155,9 @@ int rlk_acq_lost(rlk_acq *q, int rel, int rc, rlk_acq_act *a)
     memset(a, 0, sizeof *a);
     q->rel = rel;
     q->lost_rc = rc;
-    snprintf(a->field, sizeof a->field, "%s%s", q->owner,
-             q->row->field_suffix ? q->row->field_suffix : "");
+    if (!rel)
+        rlk_acq_queues(q);
+    rlk_fam_count_field(q->row->hold, q->owner, a->field, sizeof a->field);
     /* A token row: the count, the hold's token and the PTTL in one read of its held script
      * (never the token of a holder that took the lock since); a value list: each value's count
      * (fastmulti/counts); else the holder's field. */
@@ -141,6 +176,13 @@ static int rlk_acq_unsettled(rlk_acq *q, rlk_acq_act *a, const char *why, const 
     vsnprintf(tail, sizeof tail, fmt, ap);
     va_end(ap);
     return rlk_acq_end(a, RLK_ERR_UNSETTLED, "%s (outcome unknown: %s)", why, tail);
+}
+
+int rlk_acq_busy(rlk_acq *q, const char *why, long long elapsed_ms, rlk_acq_act *a)
+{
+    memset(a, 0, sizeof *a);
+    return rlk_acq_end(a, RLK_ERR_BUSY, "%s %s: %s after %lld ms", q->what, q->name,
+                       q->row->busy ? q->row->busy : why, elapsed_ms);
 }
 
 int rlk_acq_unknown(rlk_acq *q, const char *why, rlk_acq_act *a)
@@ -227,9 +269,12 @@ int rlk_acq_read(rlk_acq *q, const redisReply *r, long long read_ms, const char 
         return rlk_acq_shared(q, held[0], why, a);
     d = rlk_acq_settle_rule(q->known, held[0], !token || (held[2] > 0 && held[1] > 0));
     if (!d.ran) {
-        /* It did not run (or has not taken the lock): nothing to count. */
+        /* It did not run (or has not taken the lock): nothing to count; sent again (it can no
+         * longer run twice) within the call's wait, else its error (a single try's: now). */
         RLK_ACQ_COUNT(q, lost_not_run);
         a->retry = 1;
+        if (read_ms < q->again_by_ms)
+            return rlk_acq_is(a, RLK_ACQ_SEND);
         return rlk_acq_end(a, q->lost_rc, "%s (settled: the acquire did not take the %s)", why,
                            values ? "values" : "lock");
     }
@@ -253,6 +298,7 @@ int rlk_acq_read(rlk_acq *q, const redisReply *r, long long read_ms, const char 
      * earlier lost acquires of this holder that ran too (within this wait, or reported
      * unsettled) are given back. */
     q->adopt = 1;
+    q->queued = 0;
     RLK_ACQ_COUNT(q, lost_adopted);
     return rlk_acq_is(a, d.give_back > 0 ? RLK_ACQ_GIVE_BACK : RLK_ACQ_RECORD);
 }

@@ -21,7 +21,8 @@
 
 /* An action (rlk_acq_act.is). */
 enum {
-    RLK_ACQ_SEND,       /* send the row's acquire (again) */
+    RLK_ACQ_SEND,       /* send the row's acquire (again); from the begin: wait and channel say
+                           how a waiter waits */
     RLK_ACQ_WAIT,       /* busy: wait ttl (-1: none told; -3: behind a reservation), wide: listen
                            on the lock's channel too (first in the queue), reserved: the free
                            lock is reserved for a writer (its bound is the claim window) */
@@ -43,12 +44,14 @@ typedef struct rlk_acq_act {
                                enum rlk_release_outcome */
     long long ttl;          /* WAIT */
     int wide, reserved;     /* WAIT */
+    int wait;               /* WAIT, SEND (the begin): the row's way of waiting, RLK_PROTO_WAIT_* */
+    const char *channel;    /* SEND (the begin): the role of the channel its waiters listen on */
     int n;                  /* GIVE_BACK */
     int retry;              /* END of a lost acquire that did not run: may be sent again */
     int keep_doubt;         /* END RLK_ERR_UNSETTLED: it may still run, keep it as this
                                thread's doubt (the blocking driver's; never for a given id) */
     const char *call;       /* READ: the script, and its ARGV names (a permit-expirable */
-    const char *args;       /* semaphore's: the first permit id) */
+    const char *args;       /* semaphore's: the first permit id); rlk_acq_cancel's */
     char field[RLK_OWNER_MAX + 8];  /* READ: the holder's count field */
     char msg[RLK_ACQ_MSG];  /* END */
 } rlk_acq_act;
@@ -77,6 +80,12 @@ typedef struct rlk_acq {
     int lost_rc;            /* the lost call's error: a lost acquire's end when it did not run */
     int exact;              /* a value list's: every acquisition the client counts of the holder
                                in the group took this list (rlk_acq_values_count's exact) */
+    long long ticket;       /* the ticket the acquire carries (the driver's; 0: none) */
+    int queued;             /* its acquire may have put the caller in the server's queue (a fair
+                               row's or a ticket's turned away, or lost): a give-up cancels */
+    long long again_by_ms;  /* a lost acquire that did not run is sent again (SEND) when read
+                               before this (the end of the call's wait, the driver's clock),
+                               else ends with its error (0: a single try, never sent again) */
 } rlk_acq;
 
 /* q for row's call of name by owner (all kept by the caller), known holds counted. */
@@ -102,11 +111,27 @@ int rlk_acq_adds(const rlk_acq *q, long long count);
 int rlk_acq_lost(rlk_acq *q, int rel, int rc, rlk_acq_act *a);
 
 /* The read-back's reply r (fenced first), read at read_ms; why: the lost call's error text.
- * An acquire: by the settle rule, RECORD (adopt), GIVE_BACK (then adopt or end), END (did not
- * run: retry; unknown: RLK_ERR_UNSETTLED). A release: SEND (it did not run: send the release
- * once more), END RLK_OK (value: the outcome), END RLK_ERR_UNSETTLED. */
+ * An acquire: by the settle rule, RECORD (adopt), GIVE_BACK (then adopt or end), SEND (did not
+ * run, read before q->again_by_ms; else END with retry), END (unknown: RLK_ERR_UNSETTLED).
+ * A release: SEND (it did not run: send the release once more), END RLK_OK (value: the
+ * outcome), END RLK_ERR_UNSETTLED. */
 int rlk_acq_read(rlk_acq *q, const redisReply *r, long long read_ms, const char *why,
                  rlk_acq_act *a);
+
+/* A wait that ran out after elapsed_ms: END RLK_ERR_BUSY "<what> <name>: <why> after N ms",
+ * why the row's busy when it has one. */
+int rlk_acq_busy(rlk_acq *q, const char *why, long long elapsed_ms, rlk_acq_act *a);
+
+/* A waiter that gives up: 1 and the row's cancel (call, args) when its acquire may have queued
+ * it (q->queued), else 0. */
+int rlk_acq_cancel(const rlk_acq *q, rlk_acq_act *a);
+
+/* A release of a hold the client counts count of ended with rc and outcome (enum
+ * rlk_release_outcome; left: the holds a settled read-back left, -1: not read): the count the
+ * client keeps (> 0), 0: it forgets the hold, -1: it keeps it as it is (unknown; a value
+ * list's hold a release found not held says nothing of its other values). With count -1, before
+ * the release is sent: 1 when the release ends the hold (its renewal stops first). */
+long long rlk_acq_left(const rlk_acq *q, int rc, int outcome, long long left, long long count);
 
 /* The read-back could not be made (the server out of reach, why): END RLK_ERR_UNSETTLED. */
 int rlk_acq_unknown(rlk_acq *q, const char *why, rlk_acq_act *a);

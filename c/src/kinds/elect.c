@@ -73,7 +73,7 @@ const rlk_proto rlk_elect_row = {
     .release_args = "owner lease_ms publish secret", .wait_channel = "lock_channel",
     .wait = RLK_PROTO_WAIT_CHANNEL, .flags = RLK_PROTO_TOKEN | RLK_PROTO_ONE_HOLD,
     .renew = &rlk_elect_renew_task, .renew_keys = "lock token", .value_max = RLK_ELECT_VALUE_MAX,
-    .held = "fenced/held", .held_args = "owner"};
+    .held = "fenced/held", .held_args = "owner", .busy = "another candidate leads"};
 const rlk_proto_call rlk_elect_proclaim_call = {"elect/proclaim",
                                                 "owner term value publish secret"};
 const rlk_proto_call rlk_elect_leader_call = {"elect/leader", ""};
@@ -159,6 +159,14 @@ static int rlk_elect_passed(rlk_elect *e)
     return rlk_elect_lease_passed(rlk_clock_now_ns(), deadline_ns);
 }
 
+/* 1 when value is longer than the scripts take (RLK_ERR_ARG recorded). */
+static int rlk_elect_value_bad(rlk_elect *e, const char *value)
+{
+    return strlen(value) > RLK_ELECT_VALUE_MAX &&
+           rlk_set_error(e->b.c, RLK_ERR_ARG, "election %s: value longer than %d bytes", e->b.name,
+                         RLK_ELECT_VALUE_MAX);
+}
+
 /* Already the leader in this client: its term, nothing sent (RLK_PROTO_ONE_HOLD), while its
  * lease lasts; once it has passed the record goes and the campaign asks the server (which
  * gives the same term back only to this incarnation, its lock still there). A campaign's
@@ -175,11 +183,8 @@ int rlk_elect_campaign(rlk_elect *e, const char *value, long long wait_ms, long 
         *term = 0;
     if (!e)
         return RLK_ERR_ARG;
-    if (!value)
-        value = "";
-    if (strlen(value) > RLK_ELECT_VALUE_MAX)
-        return rlk_set_error(e->b.c, RLK_ERR_ARG, "election %s: value longer than %d bytes",
-                             e->b.name, RLK_ELECT_VALUE_MAX);
+    if (rlk_elect_value_bad(e, value ? value : ""))
+        return RLK_ERR_ARG;
     rc = rlk_handle_acq_start(&a, e, &e->b, "rlk_elect_owner", "election", lease_ms, NULL);
     if (rc == RLK_OK && rlk_elect_passed(e)) {
         rlk_wd_ticket t;
@@ -188,8 +193,7 @@ int rlk_elect_campaign(rlk_elect *e, const char *value, long long wait_ms, long 
         rlk_wd_release_end(e->b.rt->wd, &t, RLK_REL_NOT_OWNER);    /* forgotten, not released */
     }
     a.row = &rlk_elect_row;
-    a.why = "another candidate leads";
-    a.v.value = value;
+    a.v.value = value ? value : "";
     a.v.secret = e->secret;
     a.quiet = 1;
     if (rc == RLK_OK && (rc = rlk_handle_drive(&a, wait_ms)) == RLK_OK && term)
@@ -223,11 +227,8 @@ int rlk_elect_proclaim(rlk_elect *e, const char *value)
     redisReply *r = NULL;
     int rc;
 
-    if (!e || !value)
+    if (!e || !value || rlk_elect_value_bad(e, value))
         return RLK_ERR_ARG;
-    if (strlen(value) > RLK_ELECT_VALUE_MAX)
-        return rlk_set_error(e->b.c, RLK_ERR_ARG, "election %s: value longer than %d bytes",
-                             e->b.name, RLK_ELECT_VALUE_MAX);
     if ((rc = rlk_elect_term(e, &v.term)) != RLK_OK ||
         (rc = rlk_elect_owner(e, owner, sizeof owner)) != RLK_OK)
         return rc;

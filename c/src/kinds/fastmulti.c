@@ -297,13 +297,13 @@ static int rlk_fastmulti_release_call(void *arg, const char *owner, long long le
 /* The driver's settle of a lost acquire (rlk_handle_acq.settle, a->handle the handle): the
  * machine's, exact when every acquisition the registry counts was this handle's (of these
  * values). */
-static int rlk_fastmulti_lost(rlk_handle_acq *a, int rc, long long sent)
+static int rlk_fastmulti_lost(rlk_handle_acq *a, int rc, long long sent, rlk_acq_act *x)
 {
     rlk_fastmulti *m = a->handle;
 
     a->m.exact = rlk_fastmulti_took_add(m, a->owner, 0) ==
                  rlk_wd_count_as(m->b.rt->wd, RLK_KIND_LOCK, m->b.name, a->owner);
-    return rlk_handle_lost(a, rc, sent);
+    return rlk_handle_lost(a, rc, sent, x);
 }
 
 /* ---------------------------------------------------------------- locking */

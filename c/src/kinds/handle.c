@@ -3,6 +3,7 @@
  * handle.c - what the kinds' public functions share (handle.h), the one
  * blocking driver of the lock kinds' rows among it.
  */
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -85,7 +86,10 @@ static int rlk_handle_released(void *arg, const char *owner, long long lease, in
     return rlk_fam_release_done(rel->b->c, rel->row->release, rel->b->name, call_rc, r, rc);
 }
 
-int rlk_handle_undo(void *arg)
+/* rlk_fam_undo_fn of an rlk_handle_acq (arg): gives back one hold, an acquisition the registry
+ * could not record, one too few replicas acknowledged, or one the caller was never told of,
+ * with the kind's release for the same owner and lease. */
+static int rlk_handle_undo(void *arg)
 {
     rlk_handle_acq *a = arg;
     rlk_handle_rel rel = {a->b, a->row, a->v.secret};
@@ -108,12 +112,19 @@ static int rlk_handle_record(rlk_handle_acq *a, long long sent_ns, int beyond)
                           rlk_handle_undo, a);
 }
 
+/* The machine's END x of a call of the hold h: its error (its message recorded), the call kept
+ * as this thread's doubt when the machine says so. */
+static int rlk_handle_end(rlk_client *c, const rlk_hold_spec *h, const rlk_acq_act *x)
+{
+    if (x->keep_doubt)
+        rlk_fam_doubt_keep_last(c, h);
+    return x->msg[0] ? rlk_set_error(c, x->err, "%s", x->msg) : x->err;
+}
+
 /* The blocking interpreter of the machine's action x (kinds/acq.h) but SEND and WAIT: RLK_OK
  * (recorded), or the error of its END (its message recorded). */
 static int rlk_handle_act(rlk_handle_acq *a, rlk_acq_act *x)
 {
-    rlk_client *c = a->b->c;
-
     if (x->is == RLK_ACQ_GIVE_BACK) {
         rlk_fam_give_back(a->b->rt, &a->h, a->m.adopt ? 0 : x->n, rlk_handle_undo, a);
         if (!a->m.adopt)
@@ -121,11 +132,7 @@ static int rlk_handle_act(rlk_handle_acq *a, rlk_acq_act *x)
     }
     if (x->is == RLK_ACQ_RECORD || (x->is == RLK_ACQ_GIVE_BACK && a->m.adopt))
         return rlk_handle_record(a, a->m.start_ms * RLK_NS_PER_MS, x->n);
-    if (x->is != RLK_ACQ_END)
-        return RLK_OK;
-    if (x->keep_doubt)
-        rlk_fam_doubt_keep_last(c, &a->h);
-    return x->msg[0] ? rlk_set_error(c, x->err, "%s", x->msg) : x->err;
+    return x->is == RLK_ACQ_END ? rlk_handle_end(a->b->c, &a->h, x) : RLK_OK;
 }
 
 /* The read-back the machine's READ x asks for once the connection is fenced (settled RLK_OK):
@@ -170,14 +177,11 @@ static int rlk_handle_read_back(const rlk_fam_base *b, rlk_acq *q, int rel, int 
     return 1;
 }
 
-int rlk_handle_lost(rlk_handle_acq *a, int rc, long long sent)
+int rlk_handle_lost(rlk_handle_acq *a, int rc, long long sent, rlk_acq_act *x)
 {
-    rlk_acq_act x;
-
     a->m.start_ms = sent / RLK_NS_PER_MS;
     a->m.known = rlk_wd_count_as(a->b->rt->wd, a->h.kind, a->b->name, a->owner);
-    return rlk_handle_read_back(a->b, &a->m, 0, rc, a->ntail, a->tail, &x)
-           ? rlk_handle_act(a, &x) : rc;
+    return rlk_handle_read_back(a->b, &a->m, 0, rc, a->ntail, a->tail, x);
 }
 
 int rlk_handle_acq_start(rlk_handle_acq *a, void *handle, const rlk_fam_base *b,
@@ -249,9 +253,7 @@ int rlk_handle_rel_settle(const rlk_fam_base *b, rlk_acq *q, rlk_hold_spec *h, s
             outcome = release(arg, h->owner, lease, rc);    /* it did not run */
             continue;
         }
-        if (x.keep_doubt)
-            rlk_fam_doubt_keep_last(b->c, h);
-        *rc = x.err == RLK_OK ? RLK_OK : rlk_set_error(b->c, x.err, "%s", x.msg);
+        *rc = rlk_handle_end(b->c, h, &x);
         return x.err == RLK_OK ? (int)x.value : RLK_REL_ERROR;
     }
     return outcome;
@@ -327,12 +329,12 @@ static int rlk_handle_attempt(void *arg, long long *ttl)
     rlk_acq_act x = {.is = RLK_ACQ_SEND};
     int rc;
 
-    a->v.ticket = rlk_wait_ticket_arg(&a->ticket, a->queued);  /* 0: does not queue */
     a->tl.rx_ns = a->ticket.rx_ns;      /* what woke this attempt, if anything */
     a->tl.woken_ns = a->ticket.woken_ns;
     a->ticket.rx_ns = a->ticket.woken_ns = 0;
     a->reserved = 0;
     while (x.is == RLK_ACQ_SEND) {
+        a->m.ticket = a->v.ticket = rlk_wait_ticket_arg(&a->ticket, a->m.queued);  /* 0: none */
         if (!a->quiet)
             RLK_RT_COUNT(b->rt, acquire_calls);
         a->tl.claim_sent_ns = sent = rlk_clock_now_ns();
@@ -344,11 +346,10 @@ static int rlk_handle_attempt(void *arg, long long *ttl)
                      rlk_proto_refusal(rlk_errstr(b->c)) == RLK_ERR_REENTRY &&
                      rlk_fam_doubt_take(b->c, a->h.kind, b->name, a->owner);
         if (rc != RLK_OK && rc != RLK_ERR_SCRIPT) {
-            if (a->v.ticket)
-                a->queued = 1;  /* it may have run: the next attempt looks before it queues */
-            return a->settle(a, rc, sent);
-        }
-        rlk_acq_reply(&a->m, rc, rlk_errstr(b->c), r, sent / RLK_NS_PER_MS, &x);
+            if (!a->settle(a, rc, sent, &x))
+                return rc;
+        } else
+            rlk_acq_reply(&a->m, rc, rlk_errstr(b->c), r, sent / RLK_NS_PER_MS, &x);
         if (r)
             freeReplyObject(r);
         r = NULL;
@@ -359,15 +360,12 @@ static int rlk_handle_attempt(void *arg, long long *ttl)
     a->reserved = x.reserved;
     if (x.is == RLK_ACQ_WAIT) {
         *ttl = x.ttl;
-        if (a->v.ticket) {
-            a->queued = 1;
+        if (a->v.ticket)
             rlk_lq_note_first(a->q, a->wide);
-        }
         return RLK_ERR_BUSY;
     }
-    if (a->ticket.ticket && !a->queued)
+    if (a->ticket.ticket && a->v.ticket >= 0)
         rlk_lq_note_first(a->q, 0);     /* taken at once: nobody to wait for, no hint */
-    a->queued = 0;
     /* The hold's datum, by the acquisition that made the entry only (a re-entry keeps the
      * hold's) */
     if (a->note_data)
@@ -376,10 +374,12 @@ static int rlk_handle_attempt(void *arg, long long *ttl)
 }
 
 /* A wait that ran out: RLK_ERR_BUSY, recorded. */
-static int rlk_handle_busy(const rlk_handle_acq *a)
+static int rlk_handle_busy(rlk_handle_acq *a)
 {
-    return rlk_set_error(a->b->c, RLK_ERR_BUSY, "%s %s: %s after %lld ms", a->what, a->b->name,
-                         a->why, (rlk_clock_now_ns() - a->start_ns) / 1000000LL);
+    rlk_acq_act x;
+
+    rlk_acq_busy(&a->m, a->why, (rlk_clock_now_ns() - a->start_ns) / RLK_NS_PER_MS, &x);
+    return rlk_handle_act(a, &x);
 }
 
 /* A waiter with a ticket in the server's queue (RLK_PROTO_WAIT_QUEUE: the reentrant lock,
@@ -449,6 +449,7 @@ int rlk_handle_drive(rlk_handle_acq *a, long long wait_ms)
     a->m.counters = &b->rt->counters;
     a->m.ttl_cap = a->ttl_cap;
     a->m.lease_ms = a->lease_ms;
+    a->m.again_by_ms = wait_ms < 0 ? LLONG_MAX : a->start_ns / RLK_NS_PER_MS + wait_ms;
     if (a->reentry && (row->flags & RLK_PROTO_ONE_HOLD))
         rlk_wd_token_of(b->rt->wd, row->hold, b->name, a->owner, &a->m.token);
     if (rlk_acq_begin(&a->m, a->m.token, &x) == RLK_ACQ_END)
@@ -485,13 +486,11 @@ int rlk_handle_drive(rlk_handle_acq *a, long long wait_ms)
     if (rc == RLK_OK)
         rc = rlk_wait_acquire(&w, a->start_ns, wait_ms, first);
     free(own);
-    if (rc != RLK_OK && a->queued) {
+    if (rc != RLK_OK && rlk_acq_cancel(&a->m, &x)) {
+        /* best effort: else the claim window or a fair waiter's keep-alive drops it */
         a->v.ticket = a->ticket.ticket;
-        rlk_handle_cancel(b, row, &a->v, RLK_FAM_CANCEL_NS);
-    } else if (wait == RLK_PROTO_WAIT_FAIR && rc != RLK_OK && rc != RLK_ERR_SCRIPT &&
-               rc != RLK_ERR_REENTRY) {
-        /* best effort: else the keep-alive drops it; a refused script changed nothing */
-        rlk_handle_cancel(b, row, &a->v, RLK_HANDLE_FAIR_CANCEL_NS);
+        rlk_handle_cancel(b, row, &a->v, wait == RLK_PROTO_WAIT_FAIR ? RLK_HANDLE_FAIR_CANCEL_NS
+                                                                     : RLK_FAM_CANCEL_NS);
     }
     return rc == RLK_ERR_BUSY ? rlk_handle_busy(a) : rc;
 }
@@ -524,7 +523,7 @@ int rlk_handle_sem_attempt(const rlk_fam_base *b, rlk_acq_sem *q, rlk_sem_queue_
         return rlk_fam_acks_acquired(b->c, "acquire", b->name, undo, arg);
     }
     if (x.is != RLK_ACQ_WAIT)
-        return x.msg[0] ? rlk_set_error(b->c, x.err, "%s", x.msg) : x.err;
+        return rlk_handle_end(b->c, NULL, &x);
     if (v.ticket)
         t->queued = 1;
     *bound_ms = x.ttl == -3 ? RLK_WAIT_RECHECK : x.ttl;

@@ -80,13 +80,13 @@ typedef struct rlk_handle_acq {
     size_t ntail;
     /* A lost reply's settle (the acquire sent at sent_ns failed with rc): the machine's
      * (rlk_handle_acq_start's), or the faster MultiLock's own. */
-    int (*settle)(struct rlk_handle_acq *a, int rc, long long sent_ns);
+    int (*settle)(struct rlk_handle_acq *a, int rc, long long sent_ns, rlk_acq_act *x);
     /* The driver's. */
     rlk_hold_spec h;                /* the hold recorded: the row's kind, renew task and keys */
     rlk_acq m;                      /* the machine (kinds/acq.h): m.token a token row's */
     int reentry;                    /* the registry records a hold of the owner: never queued */
-    rlk_sub_ticket ticket;          /* ticket.ticket 0: a single try, never queued */
-    int queued;                     /* an attempt put the ticket in the queue */
+    rlk_sub_ticket ticket;          /* ticket.ticket 0: a single try, never queued (the machine
+                                       says when an attempt may have queued it: m.queued) */
     int wide;                       /* the last attempt said: first in the queue (or -3): listen
                                        on the lock's channel too */
     int reserved;                   /* the last attempt said: reserved for a writer ({grant PTTL,
@@ -100,20 +100,15 @@ typedef struct rlk_handle_acq {
 int rlk_handle_acq_start(rlk_handle_acq *a, void *handle, const rlk_fam_base *b,
                          const char *owner_fn, const char *what, long long lease_ms,
                          rlk_fam_release_fn release);
-/* rlk_fam_undo_fn of an rlk_handle_acq (arg): gives back one hold, an
- * acquisition the registry could not record, one too few replicas
- * acknowledged, or one the caller was never told of, with the kind's
- * release for the same owner and lease. */
-int rlk_handle_undo(void *arg);
-
 /* The unlock of b's lock by its holder id as row's kind (runtime/fam_hold.h rlk_fam_unlock,
  * what and owner_fn in its errors, q poked) with row's release (secret: the election's). */
 int rlk_handle_unlock(rlk_fam_base *b, const rlk_proto *row, const char *what,
                       const char *owner_fn, rlk_lq *q, const char *secret);
 
 /* The settle of a lost acquire of a (sent at sent_ns, rc its error): the default of
- * a->settle; a kind's own sets what the machine a->m needs first (the faster MultiLock: m.exact). */
-int rlk_handle_lost(rlk_handle_acq *a, int rc, long long sent_ns);
+ * a->settle; a kind's own sets what the machine a->m needs first (the faster MultiLock: m.exact).
+ * 0 when the reply was not lost (rc stands); else 1 and x the machine's next action. */
+int rlk_handle_lost(rlk_handle_acq *a, int rc, long long sent_ns, rlk_acq_act *x);
 
 /* A release of h by b's row whose outcome is RLK_REL_ERROR with *rc, settled by the machine q
  * (q->known the holds the client knew of; a value list's ntail values after the read-back's

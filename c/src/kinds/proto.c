@@ -20,6 +20,11 @@ int rlk_proto_keeps(const rlk_proto *held, const rlk_proto *k)
            !(held->flags & RLK_PROTO_VALUES) && !(k->flags & RLK_PROTO_VALUES);
 }
 
+int rlk_proto_releases(const rlk_proto *held, const rlk_proto *k)
+{
+    return held != k && !(held->flags & RLK_PROTO_VALUES) == !(k->flags & RLK_PROTO_VALUES);
+}
+
 /* ---------------------------------------------------------------- building a call */
 
 void rlk_proto_keys_init(rlk_proto_keys *ks, const char *names, const char *name)

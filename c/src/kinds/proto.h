@@ -65,7 +65,6 @@ typedef struct rlk_proto {
     const char *wait_channel;       /* the role of the channel its waiters listen on */
     int wait;                       /* RLK_PROTO_WAIT_* */
     int flags;                      /* RLK_PROTO_* */
-    const char *field_suffix;       /* the hold's hash field: owner + this (NULL: none) */
     const rlk_renew_task *renew;    /* the watchdog's task (the kind's own) */
     const char *renew_keys;         /* the roles of the task's KEYS, the name first */
     size_t value_max;               /* the longest value argument (0: none) */
@@ -78,6 +77,8 @@ typedef struct rlk_proto {
     const struct rlk_sub_rule *grants;  /* RLK_PROTO_WAIT_QUEUE: what a message on a waiter's
                                            wake channel grants (runtime/sub.h); _CHANNEL: what
                                            one on the lock's channel means (NULL: plain) */
+    const char *busy;               /* a wait that ran out: why ("another candidate leads");
+                                       NULL: the driver's (the kind's) */
 } rlk_proto;
 
 /* 1 when a re-entry asked for with row k of a hold taken with row held is
@@ -87,6 +88,10 @@ typedef struct rlk_proto {
  * acquisition, or the lack of one, through its re-entries and its release
  * (kinds/lock.c does the same). */
 int rlk_proto_keeps(const rlk_proto *held, const rlk_proto *k);
+/* 1 when a release asked for with row k of a hold taken with another row held is made with
+ * held's release (a non-reentrant lock's, the election's resign): never one with values for
+ * one without, or back. */
+int rlk_proto_releases(const rlk_proto *held, const rlk_proto *k);
 
 /* ---------------------------------------------------------------- the other calls */
 

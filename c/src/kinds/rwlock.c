@@ -96,8 +96,7 @@ const rlk_proto rlk_rwlock_write_row = {
     .acquire_args = "lease_ms owner ticket", .release = "rwlock/write_release",
     .release_args = "owner lease_ms claim_ms publish", .cancel = "rwlock/cancel",
     .cancel_args = "ticket claim_ms publish", .wait = RLK_PROTO_WAIT_QUEUE,
-    .field_suffix = ":write", .renew = &rlk_rwlock_renew_writer, .renew_keys = "lock",
-    .grants = &rlk_lock_sub_rule};
+    .renew = &rlk_rwlock_renew_writer, .renew_keys = "lock", .grants = &rlk_lock_sub_rule};
 
 /* The side's row; its hold: the side's kind, RLK_KIND_WRITE or RLK_KIND_READ. */
 static const rlk_proto *rlk_rw_row(int side)

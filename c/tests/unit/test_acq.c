@@ -5,9 +5,11 @@
  * held and not, acquired, busy, first in the queue, in its lock-delay, reserved, the refusals,
  * a reply of another shape, a lost acquire that ran / did not run / had no lease left / left
  * holds beyond it, a shared holder id, an unreadable read-back, a lost release), and the two
- * settle rules and the ticket choice on their own. unit_test_acq_control builds this program
- * with one transition of acq.c planted wrong (a lost release of a hold the client did not
- * record, read back gone, sent again instead of settled as released) and must fail.
+ * settle rules and the ticket choice on their own, and one campaign of the election through
+ * each. unit_test_acq_control builds this program with one transition of acq.c planted wrong (a
+ * lost release of a hold the client did not record, read back gone, sent again instead of
+ * settled as released) and must fail; so must unit_test_acq_control_sem and _elect (a lost
+ * acquire that did not run ended at once instead of sent again within the call's wait).
  */
 #include <stdio.h>
 #include <string.h>
@@ -29,6 +31,7 @@ static const rlk_proto *const rows[] = {
 #define NROWS (sizeof rows / sizeof rows[0])
 
 static rlk_rt_counters counters;
+static long long again_by;     /* each machine's again_by_ms (mk) */
 
 /* Canned replies. */
 static redisReply nil = {.type = REDIS_REPLY_NIL};
@@ -76,6 +79,7 @@ static void mk(rlk_acq *q, const rlk_proto *k, int given, long long known)
     rlk_acq_init(q, k, k->what, "res", "uuid:1", given, known);
     q->counters = &counters;
     q->lease_ms = 10000;
+    q->again_by_ms = again_by;
 }
 
 /* ------------------------------------------------------------ begin and reply */
@@ -228,6 +232,12 @@ static void walk_lost(const rlk_proto *k)
                               ? "timed out (settled: the acquire did not take the values)"
                               : "timed out (settled: the acquire did not take the lock)");
     CHECKF(counters.lost_not_run == c0.lost_not_run + 1, "%s: not run counted", k->acquire);
+    /* it did not run, read within the call's wait: sent again */
+    again_by = 20001;
+    lost(k, 0, 1, 1, 9, 4000, &q, &a);
+    again_by = 0;
+    CHECKF(a.is == RLK_ACQ_SEND && a.retry, "%s: did not run, in the wait: again",
+           k->acquire);
     if (tok) {
         /* it ran, no lease left (or no token): given back, not adopted */
         lost(k, 0, 0, 1, 9, 0, &q, &a);
@@ -319,9 +329,25 @@ static void walk_release(const rlk_proto *k)
            k->release);
 }
 
+/* A wait that ran out: the row's why (the election's), else the driver's. */
+static void walk_busy(const rlk_proto *k)
+{
+    rlk_acq q;
+    rlk_acq_act a;
+    char want[200];
+
+    mk(&q, k, 0, 0);
+    rlk_acq_busy(&q, "held by another holder", 1500, &a);
+    snprintf(want, sizeof want, "%s res: %s after 1500 ms", k->what,
+             k->busy ? k->busy : "held by another holder");
+    CHECKF(a.is == RLK_ACQ_END && a.err == RLK_ERR_BUSY && strcmp(a.msg, want) == 0,
+           "%s: busy: '%s'", k->acquire, a.msg);
+}
+
 static void test_rows(void)
 {
     for (size_t n = 0; n < NROWS; n++) {
+        walk_busy(rows[n]);
         walk_begin(rows[n]);
         walk_reply(rows[n]);
         walk_lost(rows[n]);
@@ -508,9 +534,49 @@ static void test_ticket(void)
     CHECK(rlk_acq_ticket(0, uuid) > 0);
 }
 
+/* One campaign through every outcome (both APIs' rlk_elect_campaign): its term is the token
+ * read in the script that elected it, a lost reply settled by fenced/held. */
+static void test_elect(void)
+{
+    const rlk_proto *k = &rlk_elect_row;
+    redisReply *t1[1], *e[3];
+    rlk_acq q;
+    rlk_acq_act a;
+
+    mk(&q, k, 0, 0);
+    CHECK_INT_EQ(rlk_acq_begin(&q, 0, &a), RLK_ACQ_SEND);
+    rlk_acq_reply(&q, RLK_OK, NULL, i(700), 100, &a);       /* another candidate leads */
+    CHECKF(a.is == RLK_ACQ_WAIT && a.ttl == 700 && !a.wide, "busy: wait its lease, is %d", a.is);
+    rlk_acq_busy(&q, "held by another holder", 900, &a);
+    CHECK_STR_EQ(a.msg, "election res: another candidate leads after 900 ms");
+    t1[0] = i(5);
+    rlk_acq_reply(&q, RLK_OK, NULL, arr(1, t1), 100, &a);   /* elected in term 5 */
+    CHECKF(a.is == RLK_ACQ_RECORD && q.token == 5, "elected: term %lld", q.token);
+    mk(&q, k, 0, 1);                                         /* leading already: no call */
+    CHECKF(rlk_acq_begin(&q, 5, &a) == RLK_ACQ_END && a.err == RLK_OK && a.value == 5,
+           "leading: term %lld", a.value);
+    /* a lost campaign, read back {count, term, PTTL} */
+    again_by = 25000;
+    mk(&q, k, 0, 0);
+    rlk_acq_lost(&q, 0, RLK_ERR_TIMEOUT, &a);
+    CHECK(a.is == RLK_ACQ_READ && a.call && strcmp(a.call, "fenced/held") == 0);
+    e[0] = i(0), e[1] = i(0), e[2] = i(-2);
+    rlk_acq_read(&q, arr(3, e), 20000, "timed out", &a);    /* did not run: campaign again */
+    CHECKF(a.is == RLK_ACQ_SEND && a.retry, "not run: again, is %d", a.is);
+    rlk_acq_read(&q, arr(3, e), 25000, "timed out", &a);    /* past the wait: its error */
+    CHECKF(a.is == RLK_ACQ_END && a.err == RLK_ERR_TIMEOUT && a.retry, "not run: end, is %d",
+           a.is);
+    e[0] = i(1), e[1] = i(6), e[2] = i(9000);
+    rlk_acq_read(&q, arr(3, e), 20000, "timed out", &a);    /* it ran: term 6 adopted */
+    CHECKF(a.is == RLK_ACQ_RECORD && q.adopt && q.token == 6 && q.start_ms == 20000 - 1000,
+           "ran: term %lld from %lld", q.token, q.start_ms);
+    again_by = 0;
+}
+
 int main(void)
 {
     RUN_TEST(test_rows);
+    RUN_TEST(test_elect);
     RUN_TEST(test_settle_rule);
     RUN_TEST(test_release_rule);
     RUN_TEST(test_ticket);
