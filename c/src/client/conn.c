@@ -340,13 +340,19 @@ static const char *rlk_conn_select_why(const rlk_client *c, const char *reply)
     return "";
 }
 
-int rlk_conn_check_setup_reply(rlk_client *c, int i, const redisReply *r)
+int rlk_conn_check_setup_reply(rlk_client *c, const redisContext *ctx, int i, const redisReply *r)
 {
+    char buf[300];
+    const char *addr;
+
     if (r->type != REDIS_REPLY_ERROR)
         return RLK_OK;
+    /* A cluster's seed client's address is its list of seeds: name the node instead. */
+    if (!c->url.is_cluster || !(addr = rlk_transport_addr(ctx, buf, sizeof buf)))
+        addr = c->addr;
     if (i == 0 && c->url.password)
-        return rlk_set_error(c, RLK_ERR_AUTH, "auth %s: %.*s", c->addr, (int)r->len, r->str);
-    return rlk_set_error(c, RLK_ERR_AUTH, "select %d on %s: %.*s%s", c->url.db, c->addr,
+        return rlk_set_error(c, RLK_ERR_AUTH, "auth %s: %.*s", addr, (int)r->len, r->str);
+    return rlk_set_error(c, RLK_ERR_AUTH, "select %d on %s: %.*s%s", c->url.db, addr,
                          (int)r->len, r->str, rlk_conn_select_why(c, r->str));
 }
 
@@ -364,7 +370,7 @@ static int rlk_conn_setup(rlk_client *c, redisContext *ctx)
                               &r, NULL);
         if (rc != RLK_OK)
             break;
-        rc = rlk_conn_check_setup_reply(c, i, r);
+        rc = rlk_conn_check_setup_reply(c, ctx, i, r);
         freeReplyObject(r);
     }
     return rc;

@@ -97,8 +97,9 @@ int rlk_conn_load_all(rlk_client *c, redisContext *ctx);
  * db filled), 0 past the last one. */
 int rlk_conn_setup_cmd(const rlk_client *c, int i, const char *argv[3], size_t lens[3],
                        char db[16]);
-/* The reply to set-up command i: RLK_OK, or RLK_ERR_AUTH recorded. */
-int rlk_conn_check_setup_reply(rlk_client *c, int i, const redisReply *r);
+/* The reply to set-up command i on ctx's connection: RLK_OK, or RLK_ERR_AUTH recorded, its
+ * message naming the client's address (a cluster's: the node ctx is connected to). */
+int rlk_conn_check_setup_reply(rlk_client *c, const redisContext *ctx, int i, const redisReply *r);
 /* The call of script s as rlk_conn_evalv writes it (EVALSHA, or FCALL /
  * FCALL_RO once c's mode is decided so: the mode is not asked here),
  * formatted into *cmd (redisFreeCommand); its length, -1 out of memory. */

@@ -261,6 +261,18 @@ int rlk_transport_dial_nonblock(const rlk_client *c, redisContext **out)
     return *out ? RLK_OK : RLK_ERR_NOMEM;
 }
 
+const char *rlk_transport_addr(const redisContext *ctx, char *buf, size_t len)
+{
+    if (ctx && ctx->connection_type == REDIS_CONN_UNIX && ctx->unix_sock.path)
+        snprintf(buf, len, "%s", ctx->unix_sock.path);
+    else if (ctx && ctx->connection_type == REDIS_CONN_TCP && ctx->tcp.host)
+        snprintf(buf, len, strchr(ctx->tcp.host, ':') ? "[%s]:%d" : "%s:%d", ctx->tcp.host,
+                 ctx->tcp.port);
+    else
+        return NULL;
+    return buf;
+}
+
 /* ---------------------------------------------------------------- setup */
 
 static const char *rlk_opt_or_env(const char *opt, const char *env)

@@ -82,6 +82,10 @@ short rlk_transport_want(const redisContext *ctx);
 enum { RLK_PEER_OPEN, RLK_PEER_DATA, RLK_PEER_CLOSED };
 int rlk_transport_peer(const redisContext *ctx);
 
+/* Where ctx is connected, "host:port" (IPv6: "[host]:port") or a socket's path, in buf; NULL
+ * when ctx does not say (a context made from a socket). */
+const char *rlk_transport_addr(const redisContext *ctx, char *buf, size_t len);
+
 /* Sets up the client's transport from its URL and options (rlk_connect):
  * RLK_OK, or RLK_ERR_TLS / RLK_ERR_URL / RLK_ERR_NOMEM with one line in msg. */
 int rlk_transport_setup(rlk_client *c, const rlk_options *o, char *msg, size_t len);

@@ -477,7 +477,7 @@ void ae_cmd_reply(rlk_async *ac, ae_node *n, redisReply *r)
         return;     /* nothing asked: ignored */
     switch (call->what) {
     case AE_CALL_SETUP:
-        if (rlk_conn_check_setup_reply(ac->c, call->setup_i, r) != RLK_OK) {
+        if (rlk_conn_check_setup_reply(ac->c, n->cmd.ctx, call->setup_i, r) != RLK_OK) {
             ae_call_free(call);
             ae_conn_drop(ac, &n->cmd, rlk_errstr(ac->c));
             return;

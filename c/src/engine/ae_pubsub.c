@@ -456,7 +456,7 @@ int ae_sub_reply(rlk_async *ac, ae_conn *k, redisReply *r)
         /* The name's reply is the last: an ACL's refusal of it is not fatal. */
         if (ac->sub_name && k->setup_left == 1
                 ? r->type == REDIS_REPLY_ERROR && strncmp(r->str, "NOPERM", 6) != 0
-                : rlk_conn_check_setup_reply(ac->c, i, r) != RLK_OK)
+                : rlk_conn_check_setup_reply(ac->c, k->ctx, i, r) != RLK_OK)
             ae_conn_drop(ac, k, r->type == REDIS_REPLY_ERROR ? r->str : rlk_errstr(ac->c));
         else if (--k->setup_left == 0)
             ae_conn_up(ac, k);

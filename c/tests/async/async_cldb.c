@@ -175,6 +175,23 @@ static void test_semaphore_in_db3(void)
 #define REFUSED_MS 10000
 static int want_reason;
 
+/* The refusal names the node that refused ("select 3 on 127.0.0.1:PORT: ..."), as the blocking
+ * API's does, not the URL's list of seeds. */
+static void check_names_node(const char *err)
+{
+    const char *on = strstr(err, "select 3 on ");
+    const char *end = on ? strstr(on, ": ") : NULL;
+    char addr[128] = "";
+
+    CHECKF(on && end, "no 'select 3 on ADDRESS: ' in: %s", err);
+    if (!on || !end)
+        return;
+    on += strlen("select 3 on ");
+    snprintf(addr, sizeof addr, "%.*s", (int)(end - on), on);
+    CHECKF(strncmp(addr, "127.0.0.1:", 10) == 0 && !strchr(addr, ',') && !strchr(addr, ' '),
+           "the refusal names '%s', not one node's address: %s", addr, err);
+}
+
 static void test_refused_without_databases(void)
 {
     ap_cl c = {0};
@@ -200,6 +217,7 @@ static void test_refused_without_databases(void)
                "API's: %s", h.err, RLK_ERR_AUTH, h.errstr);
         CHECK_STR_CONTAINS(h.errstr, "select 3");
         CHECK_STR_CONTAINS(h.errstr, REASON);
+        check_names_node(h.errstr);
         /* A request made after the refusal is refused the same way (the next node asked). */
         AP_REQ(rlk_async_lock(c.ac, RLK_KIND_LOCK, n, 1, 0, 30000, ap_on_res, &h2));
         CHECKF(ap_wait_res(&c, &h2, REFUSED_MS), "the second async lock had no answer within "
@@ -207,6 +225,7 @@ static void test_refused_without_databases(void)
         REQUIRE(h2.calls || ap_wait_res(&c, &h2, 2 * REFUSED_CMD_TIMEOUT_MS));
         CHECK_INT_EQ(h2.err, RLK_ERR_AUTH);
         CHECK_STR_CONTAINS(h2.errstr, REASON);
+        check_names_node(h2.errstr);
     }
     CHECKF(db_int(0, n, "EXISTS %s") == 0, "%s was written to database 0", n);
     ap_cl_close(&c);
