@@ -1,5 +1,5 @@
 -- name: reentrant/release
--- version: 13
+-- version: 14
 -- summary: Leave a reentrant lock once; on the last exit delete it, reserve it for the first waiter, publish.
 -- redisson: RedissonLock.unlockInnerAsync (hincrby -1; pexpire while held, else del + publish 0); grant: rlk's
 -- time: none
@@ -111,21 +111,21 @@ end
 -- with nothing changed. Held grants: the first waiter is read first (LINDEX, as many commands as the
 -- LPOP it replaces when nobody waits), the who key's type checked, then it is popped.
 local head
-if who then
-  head = redis.pcall('lindex', waiters, '0')
-else
+if not who then
   head = redis.pcall('lpop', waiters)
+else
+  head = redis.pcall('lindex', waiters, '0')
+  if head and not head.err then
+    local kind = redis.call('type', who).ok
+    if kind ~= 'none' and kind ~= 'hash' then
+      return redis.error_reply('RLK_WRONGTYPE who key holds a ' .. kind .. ', not a hash')
+    end
+    redis.call('lpop', waiters)
+  end
 end
 if head and head.err then
   return redis.error_reply('RLK_WRONGTYPE waiters key holds a ' .. redis.call('type', waiters).ok
     .. ', not a list')
-end
-if who and head then
-  local kind = redis.call('type', who).ok
-  if kind ~= 'none' and kind ~= 'hash' then
-    return redis.error_reply('RLK_WRONGTYPE who key holds a ' .. kind .. ', not a hash')
-  end
-  redis.call('lpop', waiters)
 end
 if delay then
   redis.call('del', lock, delay)  -- released, not lost: no lock-delay
@@ -136,17 +136,18 @@ end
 -- Reserves the freed lock for the first waiter whose client still listens, and wakes it alone;
 -- held grants: writes it in that waiter's name. Made only when someone waits: nobody queued is the
 -- uncontended path, where a closure made on every call costs the release.
-local granted, held
+local granted
 if head then
   -- luacheck: push ignore 431 (its parameters are named as the values passed)
 --- @include "lib/hand_over_held"
   -- luacheck: pop
+  local held
   granted, held = hand_over_held(head, lock, waiters, grant, who, claim_ms, channel, publish)
-end
--- A held handoff publishes no 0: the lock went from one holder to the next without being free, and
--- a 0 would only wake Redisson's waiters (and the first rlk waiter) to find it held.
-if held then
-  return 3
+  -- A held handoff publishes no 0: the lock went from one holder to the next without being free,
+  -- and a 0 would only wake Redisson's waiters (and the first rlk waiter) to find it held.
+  if held then
+    return 3
+  end
 end
 redis.call(publish, channel, '0')
 return granted and 2 or 1
