@@ -159,23 +159,16 @@ void rlk_ae_sub_rx(rlk_async *ac, rlk_ae_rx_fn fn, void *arg)
     ac->rx_arg = arg;
 }
 
-#if HIREDIS_MAJOR >= 1
-#define AE_TASK0_TYPE(r) ((r)->tasks > 0 ? (r)->task[0]->type : -1)
-#else
-#define AE_TASK0_TYPE(r) ((r)->rstack[0].type)
-#endif
-
 /* rlk_ae_sub_rx's call after a read of pub/sub connection k (read 1), or before its close. */
 static void ae_sub_rx(rlk_async *ac, ae_conn *k, int read)
 {
     int plain = read && !ae_routed(ac) && !ac->c->tls && ac->pubsub != RLK_PUBSUB_SHARDED;
     redisReader *r = k->ctx ? k->ctx->reader : NULL;
 
-    /* A reply begun: bytes left, a task below the first, or the first's type read (after the
-     * last reply the reader starts the next one: ridx 0, type -1). */
+    /* A reply begun: bytes left, or an array's header read (ridx > 0). Not seen: a first type
+     * byte alone (a byte short: every message that comes still passes the mark). */
     if (k->is_sub && ac->rx_fn && r)
-        ac->rx_fn(ac->rx_arg, plain ? k->ctx->fd : -1,
-                  r->pos < r->len || r->ridx > 0 || (r->ridx == 0 && AE_TASK0_TYPE(r) >= 0));
+        ac->rx_fn(ac->rx_arg, plain ? k->ctx->fd : -1, r->pos < r->len || r->ridx > 0);
 }
 
 void rlk_ae_owner(rlk_async *ac, unsigned long long task, char *buf, size_t len)

@@ -404,8 +404,9 @@ static void rlk_sub_ref(rlk_sub *s, rlk_sub_chan *ch, int hold)
     rlk_sub_lowat(s);
 }
 
+/* Joins channel, as a hold or not; mark: only when it is confirmed (rlk_sub_try_join). */
 static int rlk_sub_join_as(rlk_sub *s, const char *channel, const rlk_sub_rule *rule,
-                           rlk_sub_chan **out, int hold)
+                           rlk_sub_chan **out, int hold, unsigned long long *mark)
 {
     rlk_sub_chan *ch;
     int rc;
@@ -413,12 +414,18 @@ static int rlk_sub_join_as(rlk_sub *s, const char *channel, const rlk_sub_rule *
     *out = NULL;
     pthread_mutex_lock(&s->mu);
     ch = rlk_sub_find(s, channel, strlen(channel));
-    rc = ch && ch->confirmed ? RLK_OK : rlk_bg_post(s->bg, &s->sync);   /* the loop starts */
+    rc = ch && ch->confirmed ? RLK_OK
+         : mark              ? -1
+                             : rlk_bg_post(s->bg, &s->sync);   /* the loop starts */
     if (rc == RLK_OK && !ch && !(ch = rlk_sub_chan_new(s, channel)))
         rc = rlk_set_error(s->c, RLK_ERR_NOMEM, "subscribe %s: out of memory", channel);
     if (rc == RLK_OK) {
         rlk_sub_ref(s, ch, hold);
         ch->rule = rule ? rule : ch->rule;
+        if (mark) {
+            ch->permits = ch->covered = 0;
+            *mark = ch->gen;
+        }
         *out = ch;
     }
     pthread_mutex_unlock(&s->mu);
@@ -427,12 +434,12 @@ static int rlk_sub_join_as(rlk_sub *s, const char *channel, const rlk_sub_rule *
 
 int rlk_sub_join(rlk_sub *s, const char *channel, const rlk_sub_rule *rule, rlk_sub_chan **out)
 {
-    return rlk_sub_join_as(s, channel, rule, out, 0);
+    return rlk_sub_join_as(s, channel, rule, out, 0, NULL);
 }
 
 int rlk_sub_join_hold(rlk_sub *s, const char *channel, rlk_sub_chan **out)
 {
-    return rlk_sub_join_as(s, channel, NULL, out, 1);
+    return rlk_sub_join_as(s, channel, NULL, out, 1, NULL);
 }
 
 long long rlk_sub_linger_ms = RLK_SUB_LINGER_MS;
@@ -520,23 +527,7 @@ void rlk_sub_echo_void(rlk_sub *s, rlk_sub_chan *ch, int echo)
 int rlk_sub_try_join(rlk_sub *s, const char *channel, const rlk_sub_rule *rule,
                      rlk_sub_chan **out, unsigned long long *mark)
 {
-    rlk_sub_chan *ch;
-    int joined = 0;
-
-    *out = NULL;
-    pthread_mutex_lock(&s->mu);
-    ch = rlk_sub_find(s, channel, strlen(channel));
-    if (ch && ch->confirmed) {
-        rlk_sub_ref(s, ch, 0);
-        ch->rule = rule ? rule : ch->rule;
-        ch->permits = 0;
-        ch->covered = 0;
-        *mark = ch->gen;
-        *out = ch;
-        joined = 1;
-    }
-    pthread_mutex_unlock(&s->mu);
-    return joined;
+    return rlk_sub_join_as(s, channel, rule, out, 0, mark) == RLK_OK;
 }
 
 void rlk_sub_ticket_add(rlk_sub *s, rlk_sub_chan *ch, rlk_sub_ticket *t)
