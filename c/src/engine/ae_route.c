@@ -17,6 +17,7 @@
 #include "client/random.h"
 #include "client/slotmap.h"
 #include "client/topo.h"
+#include "client/transport.h"
 #include "engine/engine.h"
 #include "engine/ae_state.h"
 #include "engine/ae_pubsub.h"
@@ -308,12 +309,25 @@ static void ae_slots_reply(rlk_async *ac, int rc, const redisReply *r, const cha
                            int lost, void *arg)
 {
     ae_node *asked = arg;
+    char at[300], why[AE_ERRSTR_MAX];
 
-    (void)errstr;
     (void)lost;
     ac->refreshing = 0;
     if (ac->closing)
         return;
+    /* A node that wants a password (NOAUTH) or refuses the one given: the calls waiting for
+     * the map end now with its refusal, as a refused set-up's do. */
+    if (rc == RLK_ERR_AUTH && !ac->map.loaded && errstr) {
+        /* errstr: "command <the client's address>: <reply and hint>" (ae_cmd_reply). */
+        const char *addr = rlk_transport_addr(asked->cmd.ctx, at, sizeof at);
+        const char *said = strstr(errstr, ac->c->addr);
+
+        said = said && strncmp(said + strlen(ac->c->addr), ": ", 2) == 0
+                   ? said + strlen(ac->c->addr) + 2 : errstr;
+        snprintf(why, sizeof why, "cluster slots on %s: %s", addr ? addr : asked->addr, said);
+        ae_route_setup_refused(ac, asked, RLK_ERR_AUTH, why);
+        return;
+    }
     /* An empty map (no slot served yet) is asked again, as a malformed one. */
     if (rc != RLK_OK || r->type != REDIS_REPLY_ARRAY || r->elements == 0 ||
         rlk_slotmap_load(&ac->map, r, asked->host) == RLK_ERR_PROTOCOL) {

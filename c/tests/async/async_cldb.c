@@ -231,6 +231,66 @@ static void test_refused_without_databases(void)
     ap_cl_close(&c);
 }
 
+/* A cluster whose nodes ask for a password (CONFIG SET requirepass, masterauth for the
+ * replicas): an async request with a wrong password, or none, is refused within REFUSED_MS,
+ * with RLK_ERR_AUTH or RLK_ERR_IO, the server's refusal, a hint of where the password goes and
+ * the node that refused it; with the password the lock is taken and released. Run last: the
+ * fixture's own commands have no password. */
+#define PASSWORD "rlk-cl-pw"
+
+static void refused_password(const char *n, const char *userinfo, const char *reply,
+                             const char *hint)
+{
+    ap_cl c = {0};
+    ap_res h = {0};
+    char url[1300];
+
+    snprintf(url, sizeof url, "redis+cluster://%s%s", userinfo,
+             cdb.url0 + strlen("redis+cluster://"));
+    REQUIRE(ap_cl_open(&c, url, 0, 0, REFUSED_CMD_TIMEOUT_MS) == 0);
+    AP_REQ(rlk_async_lock(c.ac, RLK_KIND_LOCK, n, 1, 0, 30000, ap_on_res, &h));
+    CHECKF(ap_wait_res(&c, &h, REFUSED_MS), "the async lock with '%s' had no answer within %d ms "
+           "(command timeout %d ms)", userinfo, REFUSED_MS, REFUSED_CMD_TIMEOUT_MS);
+    REQUIRE(h.calls || ap_wait_res(&c, &h, 2 * REFUSED_CMD_TIMEOUT_MS));
+    tk_say("'%s': %d %s", userinfo, h.err, h.errstr);
+    CHECKF(h.err == RLK_ERR_AUTH || h.err == RLK_ERR_IO, "error %d with '%s': %s", h.err,
+           userinfo, h.errstr);
+    CHECK_STR_CONTAINS(h.errstr, reply);
+    CHECK_STR_CONTAINS(h.errstr, hint);
+    CHECKF(strstr(h.errstr, "127.0.0.1:") && !strstr(h.errstr, ",127.0.0.1:"),
+           "the refusal does not name one node: %s", h.errstr);
+    ap_cl_close(&c);
+}
+
+static void test_refused_password(void)
+{
+    ap_cl c = {0};
+    ap_res h = {0}, u = {0};
+    char url[1300], n[64];
+
+    rlk_fx_cluster_name_on(&cl, "acdb:pw:", cdb.mst[1], n, sizeof n);   /* asks the nodes */
+    for (int i = 0; i < cl.n; i++) {
+        redisReply *r = rlk_fx_command(&cl.node[i], "CONFIG SET masterauth %s", PASSWORD);
+
+        REQUIRE(r && r->type == REDIS_REPLY_STATUS);
+        freeReplyObject(r);
+        r = rlk_fx_command(&cl.node[i], "CONFIG SET requirepass %s", PASSWORD);
+        REQUIRE(r && r->type == REDIS_REPLY_STATUS);
+        freeReplyObject(r);
+    }
+    refused_password(n, ":wrong@", "WRONGPASS", "refused the user and password");
+    refused_password(n, "", "NOAUTH", "wants a password");
+    snprintf(url, sizeof url, "redis+cluster://:" PASSWORD "@%s", cdb.url0 + strlen("redis+cluster://"));
+    REQUIRE(ap_cl_open(&c, url, 0, 0, 5000) == 0);
+    AP_REQ(rlk_async_lock(c.ac, RLK_KIND_LOCK, n, 1, 0, 30000, ap_on_res, &h));
+    REQUIRE(ap_wait_res(&c, &h, 10000));
+    CHECKF(h.err == RLK_OK, "the lock with the password: %d %s", h.err, h.errstr);
+    AP_REQ(rlk_async_unlock(c.ac, RLK_KIND_LOCK, n, 1, ap_on_res, &u));
+    REQUIRE(ap_wait_res(&c, &u, 10000));
+    CHECKF(u.err == RLK_OK, "the unlock with the password: %d %s", u.err, u.errstr);
+    ap_cl_close(&c);
+}
+
 int main(int argc, char **argv)
 {
     want_reason = argc > 1 && strcmp(argv[1], "reason") == 0;
@@ -239,6 +299,8 @@ int main(int argc, char **argv)
     ap_freed_tracked = 0;
     if (!cdb.has_dbs) {
         RUN_TEST(test_refused_without_databases);
+        if (want_reason)
+            RUN_TEST(test_refused_password);
     } else {
         RUN_TEST(test_lock_in_db3);
         RUN_TEST(test_fair_in_db3);
