@@ -1137,7 +1137,8 @@ static int node_timeout_all(long ms)
  * failover (the crash and failover cases are those). Then SIGCONT: every
  * request's callback comes exactly once (a lock in flight: taken, busy, or
  * its lost reply settled - taken or unsettled - or an I/O error; the
- * short waiter: busy, within its wait plus the command timeout); the lock
+ * short waiter: busy, or its lost attempt settled as not taken, within its wait plus the
+ * command timeout and the stop); the lock
  * had one holder at a time throughout; the long waiters are served one
  * after the other on the holder's release, within 3 s each. */
 #define ST_STOP_MS 3000
@@ -1216,7 +1217,12 @@ static void stop(void)
     CHECKF(aloop_run_until(c.l, batch_done, &b, 20000), "the locks in flight and made during the "
            "stop: every callback within 20 s of SIGCONT");
     REQUIRE(wait_res(&c, &shrt, 10000));
-    CHECKF(shrt.err == RLK_ERR_BUSY, "the short waiter: %d %s", shrt.err, shrt.errstr);
+    /* Busy when its attempt was answered before the stop; else its reply was lost and read back
+     * after its wait: the lost call's error, settled (the machine's rule, the blocking API's). */
+    CHECKF(shrt.err == RLK_ERR_BUSY ||
+               ((shrt.err == RLK_ERR_IO || shrt.err == RLK_ERR_TIMEOUT) &&
+                strstr(shrt.errstr, "settled: the acquire did not take the lock")),
+           "the short waiter: %d %s", shrt.err, shrt.errstr);
     CHECKF(shrt.at_ms - t_stop < ST_SHORT_MS + ST_CMD_MS + ST_STOP_MS,
            "the short waiter ended %lld ms after the stop", shrt.at_ms - t_stop);
     for (int k = 0; k < 2 * ST_BATCH; k++) {
