@@ -104,8 +104,17 @@ function(_rlk_server_test_finish name)
     set(twin_env ${env} RLK_TEST_SERVER=${s})
     set_tests_properties(${name}_${s} PROPERTIES LABELS "${twin_labels}"
                          ENVIRONMENT "${twin_env}" SKIP_RETURN_CODE 77)
+    # The twin needs what its test needs (the TLS certificates: a twin started while tls_certs
+    # writes them finds a CA that is not its servers'), and a newer server's twin that server.
+    get_test_property(${name} FIXTURES_REQUIRED fixtures)
+    if(fixtures STREQUAL "NOTFOUND")
+      set(fixtures)
+    endif()
     if(NOT s STREQUAL "valkey")
-      set_tests_properties(${name}_${s} PROPERTIES FIXTURES_REQUIRED rlk_new_servers)
+      list(APPEND fixtures rlk_new_servers)
+    endif()
+    if(fixtures)
+      set_tests_properties(${name}_${s} PROPERTIES FIXTURES_REQUIRED "${fixtures}")
     endif()
   endforeach()
   set(redis_labels ${labels} redis)
