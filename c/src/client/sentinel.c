@@ -21,6 +21,7 @@
 #include "client/sentinel.h"
 #include "client/topo.h"
 #include "client/transport.h"
+#include "client/url.h"
 #include "client/sigpipe.h"
 
 #define RLK_SN_CHECK_NS (1000LL * RLK_NS_PER_MS)    /* the follower asks every second */
@@ -311,8 +312,10 @@ void rlk_sentinel_address(rlk_client *c, char *buf, size_t len)
         return;
     }
     pthread_mutex_lock(&sn->mu);
-    snprintf(buf, len, !sn->port ? "" : strchr(sn->host, ':') ? "[%s]:%d" : "%s:%d", sn->host,
-             sn->port);
+    if (sn->port)
+        rlk_url_host_port(buf, len, sn->host, sn->port);
+    else
+        snprintf(buf, len, "%s", "");
     pthread_mutex_unlock(&sn->mu);
 }
 

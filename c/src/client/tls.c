@@ -31,6 +31,7 @@
 #include "client/ref.h"
 #include "client/sigpipe.h"
 #include "client/tls.h"
+#include "client/url.h"
 
 struct rlk_tls {
     SSL_CTX *ctx;
@@ -381,7 +382,7 @@ int rlk_tls_handshake(rlk_tls *t, int tcp, const char *host, int port, long long
     rlk_tls_conn *conn;
 
     *conn_out = NULL;
-    snprintf(addr, sizeof addr, strchr(host, ':') ? "[%s]:%d" : "%s:%d", host, port);
+    rlk_url_host_port(addr, sizeof addr, host, port);
     if (fcntl(tcp, F_SETFD, FD_CLOEXEC) != 0 || rlk_tls_nonblock(tcp, 1) != 0)
         return snprintf(err, errlen, "TLS: cannot set up the connection: %s", strerror(errno)),
                RLK_ERR_IO;

@@ -16,6 +16,7 @@
 #include "client/clock.h"
 #include "client/tls.h"
 #include "client/transport.h"
+#include "client/url.h"
 
 /* ---------------------------------------------------------------- I/O */
 
@@ -266,8 +267,7 @@ const char *rlk_transport_addr(const redisContext *ctx, char *buf, size_t len)
     if (ctx && ctx->connection_type == REDIS_CONN_UNIX && ctx->unix_sock.path)
         snprintf(buf, len, "%s", ctx->unix_sock.path);
     else if (ctx && ctx->connection_type == REDIS_CONN_TCP && ctx->tcp.host)
-        snprintf(buf, len, strchr(ctx->tcp.host, ':') ? "[%s]:%d" : "%s:%d", ctx->tcp.host,
-                 ctx->tcp.port);
+        rlk_url_host_port(buf, len, ctx->tcp.host, ctx->tcp.port);
     else
         return NULL;
     return buf;

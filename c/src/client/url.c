@@ -443,6 +443,11 @@ static void rlk_url_node_cat(char *out, size_t len, int first, const char *host,
                 port);
 }
 
+void rlk_url_host_port(char *buf, size_t len, const char *host, int port)
+{
+    snprintf(buf, len, strchr(host, ':') ? "[%s]:%d" : "%s:%d", host, port);
+}
+
 /* Appends the nodes' host:port, comma-separated. */
 static void rlk_url_nodes_cat(char *out, size_t len, const rlk_url_node *nodes, int n)
 {

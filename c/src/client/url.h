@@ -54,6 +54,8 @@ char *rlk_url_without_password(const rlk_url *u);
  * *.localhost), 127.0.0.0/8, ::1; decided from the text, never by a lookup
  * (rlk check warns about plain TCP to any other host). */
 int rlk_url_host_is_loopback(const char *host);
+/* "host:port", or "[host]:port" for an IPv6 host, in buf: how messages write one node. */
+void rlk_url_host_port(char *buf, size_t len, const char *host, int port);
 /* "host:port", "[v6]:port", the socket path, "cluster host:port,..." (the
  * seeds) or "MASTERNAME@host:port,..." (a sentinel URL: the master's address
  * changes), for messages. */

@@ -18,6 +18,7 @@
 #include "client/slotmap.h"
 #include "client/topo.h"
 #include "client/transport.h"
+#include "client/url.h"
 #include "engine/engine.h"
 #include "engine/ae_state.h"
 #include "engine/ae_pubsub.h"
@@ -40,7 +41,7 @@ static int ae_node_new(void *arg, int idx, const char *host, int port)
     }
     n->port = port;
     if (host)
-        snprintf(n->addr, sizeof n->addr, strchr(host, ':') ? "[%s]:%d" : "%s:%d", host, port);
+        rlk_url_host_port(n->addr, sizeof n->addr, host, port);
     n->cmd.node = n->sub.node = n;
     n->sub.is_sub = 1;
     ac->nodes[ac->nnodes++] = n;
