@@ -238,6 +238,34 @@ static void test_refused_without_databases(void)
  * fixture's own commands have no password. */
 #define PASSWORD "rlk-cl-pw"
 
+/* The blocking API on the same URL: its connect is refused with RLK_ERR_AUTH, the server's
+ * refusal and the hint, and a lock call then too, within REFUSED_MS. */
+static void blocking_refused(const char *url, const char *n, const char *reply, const char *hint)
+{
+    rlk_options o;
+    rlk_client *c;
+    rlk_lock *l;
+    long long t0 = rlk_fx_now_ms();
+
+    rlk_options_init(&o);
+    o.url = url;
+    o.command_timeout_ms = REFUSED_CMD_TIMEOUT_MS;
+    c = rlk_connect(&o);
+    REQUIRE(c);
+    tk_say("blocking: %d %s", rlk_err(c), rlk_errstr(c));
+    CHECKF(rlk_err(c) == RLK_ERR_AUTH, "blocking connect %s: %d %s", url, rlk_err(c),
+           rlk_errstr(c));
+    CHECK_STR_CONTAINS(rlk_errstr(c), reply);
+    CHECK_STR_CONTAINS(rlk_errstr(c), hint);
+    l = rlk_lock_new(c, n);
+    REQUIRE(l);
+    CHECK_INT_EQ(rlk_lock_try_lock(l, 0, 30000), RLK_ERR_AUTH);
+    CHECKF(rlk_fx_now_ms() - t0 < REFUSED_MS, "the blocking refusal took %lld ms",
+           rlk_fx_now_ms() - t0);
+    rlk_lock_free(l);
+    rlk_free(c);
+}
+
 static void refused_password(const char *n, const char *userinfo, const char *reply,
                              const char *hint)
 {
@@ -253,6 +281,7 @@ static void refused_password(const char *n, const char *userinfo, const char *re
            "(command timeout %d ms)", userinfo, REFUSED_MS, REFUSED_CMD_TIMEOUT_MS);
     REQUIRE(h.calls || ap_wait_res(&c, &h, 2 * REFUSED_CMD_TIMEOUT_MS));
     tk_say("'%s': %d %s", userinfo, h.err, h.errstr);
+    blocking_refused(url, n, reply, hint);
     CHECKF(h.err == RLK_ERR_AUTH || h.err == RLK_ERR_IO, "error %d with '%s': %s", h.err,
            userinfo, h.errstr);
     CHECK_STR_CONTAINS(h.errstr, reply);
