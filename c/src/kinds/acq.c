@@ -15,11 +15,10 @@
 
 #define RLK_ACQ_COUNT(q, f) do { if ((q)->counters) RLK_COUNT((q)->counters, f); } while (0)
 
-void rlk_acq_init(rlk_acq *q, const rlk_proto *row, const char *what, const char *name,
-                  const char *owner, int given, long long known)
+void rlk_acq_init(rlk_acq *q, const rlk_proto *row, const char *name, const char *owner,
+                  int given, long long known)
 {
-    *q = (rlk_acq){.row = row, .what = what, .name = name, .owner = owner, .given = given,
-                   .known = known};
+    *q = (rlk_acq){.row = row, .name = name, .owner = owner, .given = given, .known = known};
 }
 
 static int rlk_acq_is(rlk_acq_act *a, int is)
@@ -102,18 +101,22 @@ int rlk_acq_reply(rlk_acq *q, int rc, const char *errstr, const redisReply *r, l
     rlk_proto_outcome o;
 
     memset(a, 0, sizeof *a);
-    if (refused == RLK_ERR_UPGRADE)
-        return rlk_acq_end(a, RLK_ERR_UPGRADE, "%s %s: %s holds a read of it; release every read "
-                           "before taking the write lock (no upgrade)", q->what, q->name, q->owner);
-    if (refused == RLK_ERR_REENTRY && q->doubt && !q->again) {
+    if ((refused == RLK_ERR_REENTRY || (refused == RLK_ERR_UPGRADE && q->row->reads)) &&
+        q->doubt && !q->again) {
         /* The server counts a hold of this owner that the client does not (it was checked
-         * before any I/O): this thread's last unsettled call was of this hold (an acquire
-         * reported RLK_ERR_UNSETTLED that ran after all, or a release that never will), one
-         * the caller was told it did not get or gave up. Given back, then acquired anew. */
+         * before any I/O, or for a write no read is recorded): this thread's last unsettled
+         * call was of this hold, or of a read of the same lock (an acquire reported
+         * RLK_ERR_UNSETTLED that ran after all, or a release that never will), one the caller
+         * was told it did not get or gave up. Given back, then acquired anew. */
         q->again = 1;
         a->n = a->retry = 1;
+        a->reads = refused == RLK_ERR_UPGRADE;
         return rlk_acq_is(a, RLK_ACQ_GIVE_BACK);
     }
+    if (refused == RLK_ERR_UPGRADE)
+        return rlk_acq_end(a, RLK_ERR_UPGRADE, "%s %s: %s holds a read of it; release every read "
+                           "before taking the write lock (no upgrade)", q->row->what, q->name,
+                           q->owner);
     if (refused == RLK_ERR_REENTRY)
         return rlk_acq_reentry(q, a);
     if (rc != RLK_OK)
@@ -140,8 +143,8 @@ int rlk_acq_reply(rlk_acq *q, int rc, const char *errstr, const redisReply *r, l
             a->ttl = q->ttl_cap;
         return rlk_acq_is(a, RLK_ACQ_WAIT);
     default:
-        return rlk_acq_end(a, RLK_ERR_PROTOCOL, "%s %s: %s replied type %d", q->what, q->name,
-                           q->row->acquire, r->type);
+        return rlk_acq_end(a, RLK_ERR_PROTOCOL, "%s %s: %s replied type %d", q->row->what,
+                           q->name, q->row->acquire, r->type);
     }
 }
 
@@ -178,11 +181,11 @@ static int rlk_acq_unsettled(rlk_acq *q, rlk_acq_act *a, const char *why, const 
     return rlk_acq_end(a, RLK_ERR_UNSETTLED, "%s (outcome unknown: %s)", why, tail);
 }
 
-int rlk_acq_busy(rlk_acq *q, const char *why, long long elapsed_ms, rlk_acq_act *a)
+int rlk_acq_busy(rlk_acq *q, long long elapsed_ms, rlk_acq_act *a)
 {
     memset(a, 0, sizeof *a);
-    return rlk_acq_end(a, RLK_ERR_BUSY, "%s %s: %s after %lld ms", q->what, q->name,
-                       q->row->busy ? q->row->busy : why, elapsed_ms);
+    return rlk_acq_end(a, RLK_ERR_BUSY, "%s %s: %s after %lld ms", q->row->what, q->name,
+                       q->row->busy ? q->row->busy : "held by another holder", elapsed_ms);
 }
 
 int rlk_acq_unknown(rlk_acq *q, const char *why, rlk_acq_act *a)
@@ -262,7 +265,7 @@ int rlk_acq_read(rlk_acq *q, const redisReply *r, long long read_ms, const char 
         return values ? rlk_acq_unsettled(q, a, why, "the values' counts do not tell whether "
                                           "the %s ran", q->rel ? "release" : "acquire")
                       : rlk_acq_unsettled(q, a, why, "the read-back of %s %s replied an "
-                                          "unexpected shape", q->what, q->name);
+                                          "unexpected shape", q->row->what, q->name);
     if (q->rel)
         return rlk_acq_release_read(q, held[0], why, a);
     if (held[0] > 0 && q->given)

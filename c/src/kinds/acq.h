@@ -47,6 +47,8 @@ typedef struct rlk_acq_act {
     int wait;               /* WAIT, SEND (the begin): the row's way of waiting, RLK_PROTO_WAIT_* */
     const char *channel;    /* SEND (the begin): the role of the channel its waiters listen on */
     int n;                  /* GIVE_BACK */
+    int reads;              /* GIVE_BACK: reads of the same lock and owner (the row's reads),
+                               not holds of the row; then SEND */
     int retry;              /* END of a lost acquire that did not run: may be sent again */
     int keep_doubt;         /* END RLK_ERR_UNSETTLED: it may still run, keep it as this
                                thread's doubt (the blocking driver's; never for a given id) */
@@ -58,8 +60,7 @@ typedef struct rlk_acq_act {
 
 /* One acquisition's (or one release's) state. */
 typedef struct rlk_acq {
-    const rlk_proto *row;
-    const char *what;       /* the kind in messages: "fenced lock" */
+    const rlk_proto *row;   /* its what names the kind in every message of the machine */
     const char *name, *owner;
     int given;              /* the holder id is the application's (rlk_fam_id.given): others may
                                hold under it, so its count settles nothing while it is held */
@@ -67,7 +68,8 @@ typedef struct rlk_acq {
     long long known;        /* holds of the owner the client counts before the call */
     long long lease_ms;
     long long ttl_cap;      /* > 0: a busy wait at most this (the fair lock's keep-alive / 3) */
-    int doubt;              /* a refused re-entry may be this thread's doubt (blocking only):
+    int doubt;              /* a refused re-entry, or a write refused for a read of the owner
+                               (no read recorded), may be this thread's doubt (blocking only):
                                given back once, then sent again */
     int again;              /* the acquire was sent again after such a give-back */
     long long token;        /* a token row's, once acquired */
@@ -89,8 +91,8 @@ typedef struct rlk_acq {
 } rlk_acq;
 
 /* q for row's call of name by owner (all kept by the caller), known holds counted. */
-void rlk_acq_init(rlk_acq *q, const rlk_proto *row, const char *what, const char *name,
-                  const char *owner, int given, long long known);
+void rlk_acq_init(rlk_acq *q, const rlk_proto *row, const char *name, const char *owner,
+                  int given, long long known);
 
 /* Before any I/O, the hold the client records of the owner (q->known, token its token):
  * END RLK_ERR_REENTRY for a non-reentrant row, END RLK_OK with the token for a one-hold row
@@ -118,9 +120,9 @@ int rlk_acq_lost(rlk_acq *q, int rel, int rc, rlk_acq_act *a);
 int rlk_acq_read(rlk_acq *q, const redisReply *r, long long read_ms, const char *why,
                  rlk_acq_act *a);
 
-/* A wait that ran out after elapsed_ms: END RLK_ERR_BUSY "<what> <name>: <why> after N ms",
- * why the row's busy when it has one. */
-int rlk_acq_busy(rlk_acq *q, const char *why, long long elapsed_ms, rlk_acq_act *a);
+/* A wait that ran out after elapsed_ms (a single try's too): END RLK_ERR_BUSY "<what> <name>:
+ * <busy> after N ms", the row's what and busy (both APIs). */
+int rlk_acq_busy(rlk_acq *q, long long elapsed_ms, rlk_acq_act *a);
 
 /* A waiter that gives up: 1 and the row's cancel (call, args) when its acquire may have queued
  * it (q->queued), else 0. */

@@ -99,6 +99,17 @@ static int rlk_handle_undo(void *arg)
     return rlk_fam_undone(outcome, rc);
 }
 
+/* rlk_fam_undo_fn of a write attempt's doubted read (rlk_acq_act.reads): gives back one read of
+ * the same lock and owner with the read row's release. */
+static int rlk_handle_undo_read(void *arg)
+{
+    rlk_handle_acq *a = arg;
+    rlk_handle_rel rel = {a->b, a->row->reads, NULL};
+    int rc, outcome = rlk_handle_released(&rel, a->owner, a->lease_ms, &rc);
+
+    return rlk_fam_undone(outcome, rc);
+}
+
 /* The record of an acquisition (sent at sent_ns): the holds beyond it that this thread's
  * doubt of the same hold turns out to have left (runtime/fam_settle.h rlk_fam_doubt_read, by
  * the one settle rule) given back too, beyond those the caller names. */
@@ -125,6 +136,14 @@ static int rlk_handle_end(rlk_client *c, const rlk_hold_spec *h, const rlk_acq_a
  * (recorded), or the error of its END (its message recorded). */
 static int rlk_handle_act(rlk_handle_acq *a, rlk_acq_act *x)
 {
+    if (x->is == RLK_ACQ_GIVE_BACK && x->reads) {
+        rlk_hold_spec h = a->h;
+
+        h.kind = a->row->reads->hold;
+        rlk_fam_give_back(a->b->rt, &h, x->n, rlk_handle_undo_read, a);
+        x->is = RLK_ACQ_SEND;
+        return RLK_OK;
+    }
     if (x->is == RLK_ACQ_GIVE_BACK) {
         rlk_fam_give_back(a->b->rt, &a->h, a->m.adopt ? 0 : x->n, rlk_handle_undo, a);
         if (!a->m.adopt)
@@ -273,7 +292,7 @@ int rlk_handle_unlock(rlk_fam_base *b, const rlk_proto *row, const char *what,
 
     if ((rc = rlk_handle_owner(b, owner, sizeof owner, owner_fn)) != RLK_OK)
         return rc;
-    rlk_acq_init(&m, row, what, b->name, owner, rlk_fam_id_given(&b->id),
+    rlk_acq_init(&m, row, b->name, owner, rlk_fam_id_given(&b->id),
                  rlk_wd_count_as(b->rt->wd, row->hold, b->name, owner));
     m.counters = &b->rt->counters;
     /* Out of the watchdog's registry before the release is sent. */
@@ -316,6 +335,21 @@ int rlk_handle_unlock(rlk_fam_base *b, const rlk_proto *row, const char *what,
 
 #define RLK_HANDLE_FAIR_CANCEL_NS (300LL * 1000000LL)  /* a fair waiter's cancel: 300 ms at most */
 
+/* 1 when the acquire's refusal (an RLK_ERR_*) may be this thread's doubt (runtime/fam_settle.h),
+ * which is then taken: a refused re-entry of the hold, or a write refused for a read of the
+ * owner while no read of it is recorded. */
+static int rlk_handle_doubted(const rlk_handle_acq *a, int refused)
+{
+    const rlk_fam_base *b = a->b;
+    const rlk_proto *reads = a->row->reads;
+
+    if (refused == RLK_ERR_REENTRY)
+        return rlk_fam_doubt_take(b->c, a->h.kind, b->name, a->owner);
+    return refused == RLK_ERR_UPGRADE && reads &&
+           rlk_wd_count_as(b->rt->wd, reads->hold, b->name, a->owner) == 0 &&
+           rlk_fam_doubt_take(b->c, reads->hold, b->name, a->owner);
+}
+
 /* rlk_wait_attempt_fn of rlk_handle_drive. RLK_OK: acquired (recorded in the
  * registry). RLK_ERR_BUSY: held against it, *ttl the holder's PTTL (-1:
  * none), a reservation's (a->reserved), or RLK_WAIT_RECHECK (-3: first in the
@@ -341,10 +375,8 @@ static int rlk_handle_attempt(void *arg, long long *ttl)
         rc = rlk_handle_evalt(b, &a->acquire, a->row->opt_keys, &a->v, a->ntail, a->tail, NULL,
                               NULL, &r);
         a->tl.claim_done_ns = rlk_clock_now_ns();
-        /* A refused re-entry may be this thread's doubt of the hold (runtime/fam_settle.h). */
         a->m.doubt = rc == RLK_ERR_SCRIPT && !a->m.again &&
-                     rlk_proto_refusal(rlk_errstr(b->c)) == RLK_ERR_REENTRY &&
-                     rlk_fam_doubt_take(b->c, a->h.kind, b->name, a->owner);
+                     rlk_handle_doubted(a, rlk_proto_refusal(rlk_errstr(b->c)));
         if (rc != RLK_OK && rc != RLK_ERR_SCRIPT) {
             if (!a->settle(a, rc, sent, &x))
                 return rc;
@@ -378,7 +410,7 @@ static int rlk_handle_busy(rlk_handle_acq *a)
 {
     rlk_acq_act x;
 
-    rlk_acq_busy(&a->m, a->why, (rlk_clock_now_ns() - a->start_ns) / RLK_NS_PER_MS, &x);
+    rlk_acq_busy(&a->m, (rlk_clock_now_ns() - a->start_ns) / RLK_NS_PER_MS, &x);
     return rlk_handle_act(a, &x);
 }
 
@@ -445,7 +477,7 @@ int rlk_handle_drive(rlk_handle_acq *a, long long wait_ms)
         a->h.channel = NULL;    /* every release in the group publishes there, and each would
                                    make the watchdog renew this entry at once */
     a->reentry = rlk_wd_holds_as(b->rt->wd, row->hold, b->name, a->owner);
-    rlk_acq_init(&a->m, row, a->what, b->name, a->owner, rlk_fam_id_given(&b->id), a->reentry);
+    rlk_acq_init(&a->m, row, b->name, a->owner, rlk_fam_id_given(&b->id), a->reentry);
     a->m.counters = &b->rt->counters;
     a->m.ttl_cap = a->ttl_cap;
     a->m.lease_ms = a->lease_ms;

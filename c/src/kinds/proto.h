@@ -54,7 +54,7 @@ enum {
  * delay_ms (the lock-delay), secret (the election's incarnation), named, n
  * (a number: permits, a count), ttl (ttl_ms), id (a permit id, raw). */
 typedef struct rlk_proto {
-    const char *what;               /* in messages: "lock", "non-reentrant lock", ... */
+    const char *what;               /* in messages: "lock", "fair lock", "read lock", ... */
     int hold;                       /* RLK_KIND_*: its holds are found, counted and reported as */
     const char *names;              /* kinds/names.h's kind: whose keys and channel */
     const char *acquire, *acquire_args;
@@ -78,7 +78,10 @@ typedef struct rlk_proto {
                                            wake channel grants (runtime/sub.h); _CHANNEL: what
                                            one on the lock's channel means (NULL: plain) */
     const char *busy;               /* a wait that ran out: why ("another candidate leads");
-                                       NULL: the driver's (the kind's) */
+                                       NULL: "held by another holder" (kinds/acq.c, the one
+                                       writer of both APIs' busy messages) */
+    const struct rlk_proto *reads;  /* a write side's read row: the server's RLK_UPGRADE may be
+                                       a read this thread's doubt left, given back with it */
 } rlk_proto;
 
 /* 1 when a re-entry asked for with row k of a hold taken with row held is

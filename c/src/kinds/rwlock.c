@@ -82,32 +82,27 @@ const rlk_renew_task rlk_rwlock_renew_writer = {
 
 /* The read and write sides' rows (kinds/proto.h), with what both share. */
 #define RLK_RW_ROW                                                                                \
-    .what = "lock", .names = "rwlock", .force = "rwlock/force_release",                           \
-    .force_args = "mode claim_ms publish", .wait_channel = "channel"
+    .names = "rwlock", .force = "rwlock/force_release", .force_args = "mode claim_ms publish",  \
+    .wait_channel = "channel", .busy = "held against it"
 
 const rlk_proto rlk_rwlock_read_row = {
-    RLK_RW_ROW, .hold = RLK_KIND_READ, .acquire = "rwlock/read_acquire",
+    RLK_RW_ROW, .what = "read lock", .hold = RLK_KIND_READ, .acquire = "rwlock/read_acquire",
     .acquire_args = "lease_ms owner", .release = "rwlock/read_release",
     .release_args = "owner claim_ms publish", .wait = RLK_PROTO_WAIT_CHANNEL,
     .renew = &rlk_rwlock_renew_readers, .renew_keys = "lock prefix"};
 
 const rlk_proto rlk_rwlock_write_row = {
-    RLK_RW_ROW, .hold = RLK_KIND_WRITE, .acquire = "rwlock/write_acquire",
+    RLK_RW_ROW, .what = "write lock", .hold = RLK_KIND_WRITE, .acquire = "rwlock/write_acquire",
     .acquire_args = "lease_ms owner ticket", .release = "rwlock/write_release",
     .release_args = "owner lease_ms claim_ms publish", .cancel = "rwlock/cancel",
     .cancel_args = "ticket claim_ms publish", .wait = RLK_PROTO_WAIT_QUEUE,
-    .renew = &rlk_rwlock_renew_writer, .renew_keys = "lock", .grants = &rlk_lock_sub_rule};
+    .renew = &rlk_rwlock_renew_writer, .renew_keys = "lock", .grants = &rlk_lock_sub_rule,
+    .reads = &rlk_rwlock_read_row};
 
 /* The side's row; its hold: the side's kind, RLK_KIND_WRITE or RLK_KIND_READ. */
 static const rlk_proto *rlk_rw_row(int side)
 {
     return side == RLK_RW_WRITE ? &rlk_rwlock_write_row : &rlk_rwlock_read_row;
-}
-
-/* The side in errors. */
-static const char *rlk_rw_what(int side)
-{
-    return side == RLK_RW_WRITE ? "write lock" : "read lock";
 }
 
 static int rlk_rw_check_side(rlk_rwlock *rw, int side, int any_ok, const char *what)
@@ -171,8 +166,7 @@ int rlk_rwlock_try_lock(rlk_rwlock *rw, int side, long long wait_ms, long long l
         rc = rlk_handle_acq_start(&a, rw, &rw->b, "rlk_rwlock_owner", "rwlock", lease_ms, NULL);
     if (rc == RLK_OK) {
         a.row = rlk_rw_row(side);
-        a.what = rlk_rw_what(side);
-        a.why = "held against it";
+        a.what = a.row->what;
         a.q = side == RLK_RW_WRITE ? rw->b.q : NULL;
         rc = rlk_handle_drive(&a, wait_ms);
     }
@@ -194,8 +188,8 @@ int rlk_rwlock_unlock(rlk_rwlock *rw, int side)
         return RLK_ERR_ARG;
     if ((rc = rlk_rw_check_side(rw, side, 0, "unlock")) != RLK_OK)
         return rc;
-    return rlk_handle_unlock(&rw->b, rlk_rw_row(side), rlk_rw_what(side), "rlk_rwlock_owner",
-                             NULL, NULL);
+    return rlk_handle_unlock(&rw->b, rlk_rw_row(side), rlk_rw_row(side)->what,
+                             "rlk_rwlock_owner", NULL, NULL);
 }
 
 static int rlk_rwlock_force(rlk_rwlock *rw, int side, int named, int *released)

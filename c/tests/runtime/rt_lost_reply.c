@@ -745,6 +745,67 @@ static void unknown_in_wait(int kind)
     rlk_free(b);
 }
 
+/* A read acquire reported unsettled (the server stopped past the budget) runs once the
+ * server resumes: the server counts a read of this thread's id that the thread was told it did
+ * not get. The thread's next write lock of the same name is refused by the server (a read of
+ * the same id: RLK_UPGRADE); that read is this thread's doubt, so it is given back and the
+ * write taken (one RLK_OK, one hold). Before, the write got RLK_ERR_UPGRADE until the read's
+ * lease ran out (the nemesis saw it once). held_read: the thread also holds a read it was told
+ * of; then the refusal is the caller's own (no upgrade), nothing is given back, and its last
+ * read unlock releases the doubted read too. */
+static void unknown_read_then_write(int held_read)
+{
+    rlk_client *a = connect_settle_budget(), *b = tk_connect(url, 0, 1);
+    const char *name = held_read ? "lr:upgrade-held" : "lr:upgrade";
+    long long token = 0, t0;
+    int rc;
+    obj r, w;
+
+    REQUIRE(a && b);
+    REQUIRE(obj_new(&r, a, K_READ, name) == 0);
+    REQUIRE(obj_new(&w, a, K_WRITE, name) == 0);
+    REQUIRE(obj_try(&r, 0, 20000, &token) == RLK_OK);  /* the pool connections */
+    if (!held_read)
+        REQUIRE(obj_unlock(&r) == RLK_OK);
+    REQUIRE(rlk_fx_pause(&srv) == 0);
+    REQUIRE(server_stopped());
+    rc = obj_try(&r, 0, 20000, &token);
+    CHECKF(rc == RLK_ERR_UNSETTLED, "upgrade %d: the read: %s (%s), not RLK_ERR_UNSETTLED",
+           held_read, rlk_strerror(rc), rlk_errstr(a));
+    REQUIRE(rlk_fx_resume(&srv) == 0);
+    for (t0 = rlk_fx_now_ms(); rlk_fx_now_ms() - t0 < 10000 && server_count(&r) != 1 + held_read;)
+        rlk_fx_sleep_ms(5);     /* bounded poll: the lost read runs */
+    CHECKF(server_count(&r) == 1 + held_read, "upgrade %d: the unsettled read never ran (the "
+           "server counts %lld reads): the case proves nothing", held_read, server_count(&r));
+    rc = obj_try(&w, 0, 20000, &token);
+    if (held_read) {
+        CHECKF(rc == RLK_ERR_UPGRADE, "upgrade 1: the write with a read held: %s (%s), not "
+               "RLK_ERR_UPGRADE", rlk_strerror(rc), rlk_errstr(a));
+        CHECKF(server_count(&r) == 2 && client_count(&r) == 1, "upgrade 1: reads: server %lld "
+               "client %lld after the refused write, not 2 and 1", server_count(&r),
+               client_count(&r));
+        CHECKF(obj_unlock(&r) == RLK_OK, "upgrade 1: read unlock: %s", rlk_errstr(a));
+        CHECKF(server_count(&r) == 0, "upgrade 1: pinned: the server counts %lld reads after "
+               "the one unlock", server_count(&r));
+        rc = obj_try(&w, 0, 20000, &token);
+    }
+    CHECKF(rc == RLK_OK, "upgrade %d: the write: %s (%s), not RLK_OK", held_read,
+           rlk_strerror(rc), rlk_errstr(a));
+    CHECKF(server_count(&r) == 0 && server_count(&w) == 1 && client_count(&w) == 1,
+           "upgrade %d: reads %lld, writes server %lld client %lld: not 0, 1, 1", held_read,
+           server_count(&r), server_count(&w), client_count(&w));
+    CHECKF(obj_unlock(&w) == RLK_OK, "upgrade %d: write unlock: %s", held_read, rlk_errstr(a));
+    CHECKF(other_gets_it(b, &r), "upgrade %d: a second client's write is refused: pinned",
+           held_read);
+    printf("  an unsettled read that ran, then a write of the same id (%s): %s\n",
+           held_read ? "a read held" : "no read held", rlk_strerror(rc));
+    (void)tk_command_ok(&srv, held_read ? "DEL lr:upgrade-held" : "DEL lr:upgrade");
+    obj_free(&w);
+    obj_free(&r);
+    rlk_free(a);
+    rlk_free(b);
+}
+
 static void test_unknown_then_settled(void)
 {
     for (int k = 0; k < K_COUNT; k++)
@@ -752,6 +813,8 @@ static void test_unknown_then_settled(void)
     /* The non-reentrant lock's next acquisition meets the hold the unsettled acquire took:
      * given back and taken anew, not refused as a re-entry of the caller's own. */
     unknown_next_call(K_NR);
+    unknown_read_then_write(0);
+    unknown_read_then_write(1);
 }
 
 static void test_unknown_in_wait(void)
@@ -806,6 +869,9 @@ int main(int argc, char **argv)
     } else if (argc > 1 && strcmp(argv[1], "unknown") == 0) {
         RUN_TEST(test_unknown_then_settled);
         RUN_TEST(test_unknown_in_wait);
+    } else if (argc > 1 && strcmp(argv[1], "upgrade") == 0) {
+        unknown_read_then_write(0);
+        unknown_read_then_write(1);
     } else if (argc > 1 && strcmp(argv[1], "others") == 0) {
         RUN_TEST(test_psemaphore_sleep);
         RUN_TEST(test_multilock_sleep);
