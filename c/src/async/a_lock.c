@@ -156,8 +156,7 @@ static void alk_end_busy(void *arg)
     const int cancelled = a->w.ending == RLK_ERR_CANCELLED;
     rlk_acq_act x;
 
-    rlk_acq_busy(&a->m, a->delay_ms > 0 ? "held by another holder (or in the lock-delay of one "
-                 "that lost it)" : "held by another holder", rlk_a_common_elapsed(&a->h), &x);
+    rlk_acq_busy(&a->m, rlk_a_common_elapsed(&a->h), &x);
     alk_set_msg(a, "%s", cancelled ? "cancelled" : x.msg);
     alk_end(a, cancelled ? RLK_ERR_CANCELLED : x.err);
 }
@@ -193,7 +192,7 @@ static void alk_known(rlk_a_lockreq *a, const rlk_a_hold *h)
 /* The machine for a call of a on the hold h (NULL: none). */
 static void alk_machine(rlk_a_lockreq *a, const rlk_a_hold *h)
 {
-    rlk_acq_init(&a->m, a->k, a->k->what, a->name, a->owner, 0, 0);
+    rlk_acq_init(&a->m, a->k, a->name, a->owner, 0, 0);
     a->m.counters = rlk_ae_counters(a->h.ac);
     a->m.lease_ms = a->lease_ms;
     alk_known(a, h);

@@ -52,9 +52,10 @@ const rlk_renew_task rlk_fairlock_renew_task = {
     .release = "fair/release", .release_args = "owner lease_ms publish", .cancel = "fair/cancel", \
     .cancel_args = "owner publish", .force = "fair/force_release", .force_args = "publish",     \
     .wait_channel = "channel", .wait = RLK_PROTO_WAIT_FAIR, .renew = &rlk_fairlock_renew_task,  \
-    .renew_keys = "lock queue timeouts"
+    .renew_keys = "lock queue timeouts", .busy = "not this owner's turn"
 
-const rlk_proto rlk_fairlock_row = {RLK_FAIR_ROW, .what = "lock", .acquire = "fair/acquire"};
+const rlk_proto rlk_fairlock_row = {RLK_FAIR_ROW, .what = "fair lock",
+                                    .acquire = "fair/acquire"};
 
 const rlk_proto rlk_fairlock_nr_row = {RLK_FAIR_ROW, .what = "non-reentrant fair lock",
                                        .acquire = "fair/nonreentrant_acquire",
@@ -134,7 +135,6 @@ int rlk_fairlock_try_lock(rlk_fairlock *f, long long wait_ms, long long lease_ms
 
     if (rc == RLK_OK) {
         a.row = f->non_reentrant ? &rlk_fairlock_nr_row : &rlk_fairlock_row;
-        a.why = "not this owner's turn";
         /* The keep-alive (thread wait time): the handle's, else the default. Not the call's
          * wait (Redisson's rule): a dead waiter must leave the queue a short, fixed time after
          * its last attempt. */

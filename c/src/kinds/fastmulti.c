@@ -96,7 +96,7 @@ const rlk_proto rlk_fastmulti_row = {
     .force = "fastmulti/force_release", .force_args = "publish", .wait_channel = "channel",
     .wait = RLK_PROTO_WAIT_CHANNEL, .flags = RLK_PROTO_VALUES, .renew = &rlk_fastmulti_renew_task,
     .renew_keys = "group", .grants = &rlk_fastmulti_sub_rule, .held = "fastmulti/counts",
-    .held_args = "owner"};
+    .held_args = "owner", .busy = "a value held by another holder"};
 const rlk_proto_call rlk_fastmulti_held_call = {"fastmulti/held", "owner"};
 
 /* A value: 1..1024 bytes, no ':' (the holder's own fields are "<value>:<holder>:..."). */
@@ -321,7 +321,6 @@ int rlk_fastmulti_try_lock(rlk_fastmulti *m, long long wait_ms, long long lease_
 
     if (rc == RLK_OK) {
         a.row = &rlk_fastmulti_row;
-        a.why = "a value held by another holder";
         a.tail = (const char *const *)m->values;
         a.ntail = m->n;
         a.settle = rlk_fastmulti_lost;
@@ -365,8 +364,8 @@ int rlk_fastmulti_unlock(rlk_fastmulti *m)
     outcome = rlk_fastmulti_release_call(m, owner, lease, &rc);
     h.name = m->b.name;
     /* A lost reply settled by the machine (the same rule as the loop's) */
-    rlk_acq_init(&q, &rlk_fastmulti_row, "faster MultiLock", m->b.name, owner,
-                 rlk_fam_id_given(&m->b.id), mine && before > 0 ? before : 1);
+    rlk_acq_init(&q, &rlk_fastmulti_row, m->b.name, owner, rlk_fam_id_given(&m->b.id),
+                 mine && before > 0 ? before : 1);
     q.counters = &m->b.rt->counters;
     q.exact = mine && took == before;
     outcome = rlk_handle_rel_settle(&m->b, &q, &h, m->n, (const char *const *)m->values,

@@ -39,8 +39,8 @@ const rlk_renew_task rlk_fenced_renew_task = {
 };
 
 const rlk_proto rlk_fenced_row = {
-    .what = "lock", .hold = RLK_KIND_FENCED, .names = "fenced", .acquire = "fenced/acquire",
-    .acquire_args = "lease_ms owner", .release = "fenced/release",
+    .what = "fenced lock", .hold = RLK_KIND_FENCED, .names = "fenced",
+    .acquire = "fenced/acquire", .acquire_args = "lease_ms owner", .release = "fenced/release",
     .release_args = "owner lease_ms publish", .force = "reentrant/force_release",
     .force_args = "publish", .wait_channel = "channel", .wait = RLK_PROTO_WAIT_CHANNEL,
     .flags = RLK_PROTO_TOKEN, .renew = &rlk_fenced_renew_task, .renew_keys = "lock token",
@@ -94,7 +94,6 @@ int rlk_fenced_try_lock(rlk_fenced *f, long long wait_ms, long long lease_ms, lo
                : RLK_ERR_ARG;
 
     a.row = &rlk_fenced_row;
-    a.why = "held by another holder";
     if (rc == RLK_OK && (a.v.term = atomic_load(&f->reentry_token)) > 0)
         a.acquire = (rlk_proto_call){"fenced/reenter", "lease_ms owner token"};
     if (rc == RLK_OK && (rc = rlk_handle_drive(&a, wait_ms)) == RLK_OK && token)

@@ -63,8 +63,8 @@ typedef struct rlk_handle_acq {
     const char *what;               /* the kind in messages: "fenced lock" */
     long long start_ns;             /* the call's start (CLOCK_MONOTONIC) */
     /* Set by the kind for rlk_handle_drive (q: b's by default). */
-    const rlk_proto *row;           /* the acquire (script, ARGV, optional KEYS), the wait mode */
-    const char *why;                /* a wait that ran out: "<what> <name>: <why> after N ms" */
+    const rlk_proto *row;           /* the acquire (script, ARGV, optional KEYS), the wait mode,
+                                       the busy message (kinds/acq.h rlk_acq_busy) */
     rlk_proto_call acquire;         /* script NULL: the row's acquire; else this one
                                        (fenced/reenter) */
     rlk_proto_argvals v;            /* the acquire's ARGV beyond lease, owner and ticket */
@@ -126,8 +126,8 @@ int rlk_handle_rel_settle(const rlk_fam_base *b, rlk_acq *q, rlk_hold_spec *h, s
  * attempts (the row's acquire built by rlk_proto_build_with and read by
  * the machine of kinds/acq.h deciding what follows each reply, lost reply and read-back) in the row's wait mode (runtime/wait.c,
  * runtime/spin.c); a queued waiter that gives up leaves the queue by the
- * row's cancel. RLK_OK, an error, or RLK_ERR_BUSY recorded as "<what>
- * <name>: <a->why> after <ms> ms" (the time since a->start_ns). */
+ * row's cancel. RLK_OK, an error, or RLK_ERR_BUSY recorded as the machine's
+ * busy message (kinds/acq.h rlk_acq_busy: the time since a->start_ns). */
 int rlk_handle_drive(rlk_handle_acq *a, long long wait_ms);
 
 /* One attempt of a semaphore's acquisition (rlk_wait_attempt_fn's work; the machine q): pc

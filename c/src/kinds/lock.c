@@ -136,7 +136,9 @@ const rlk_proto rlk_lock_spin_row = {RLK_LOCK_ROW, .acquire_args = "lease_ms own
  * RLK_KIND_LOCK: a force unlock ends a delay. */
 const rlk_proto rlk_lock_delay_row = {RLK_LOCK_ROW, RLK_LOCK_QUEUE,
                                       .acquire_args = "lease_ms owner ticket delay_ms",
-                                      .renew_keys = "lock delay", .opt_keys = "delay"};
+                                      .renew_keys = "lock delay", .opt_keys = "delay",
+                                      .busy = "held by another holder (or in the lock-delay of "
+                                              "one that lost it)"};
 
 /* Redisson's non-reentrant lock (kinds/nrlock.c): held and renewed as the reentrant lock. */
 const rlk_proto rlk_lock_nr_row = {
@@ -198,8 +200,6 @@ int rlk_lock_try_lock(rlk_lock *l, long long wait_ms, long long lease_ms)
         if (!rlk_wd_kind_data_of(l->b.rt->wd, RLK_KIND_LOCK, l->b.name, a.owner, &a.v.delay_ms))
             a.v.delay_ms = l->delay_ms;
         a.row = a.v.delay_ms > 0 ? &rlk_lock_delay_row : &rlk_lock_row;
-        a.why = l->delay_ms > 0 ? "held by another holder (or in the lock-delay of one that "
-                                  "lost it)" : "held by another holder";
         a.note_data = 1;
         a.spin_initial_ms = l->spin_initial_ms;
         a.spin_max_ms = l->spin_max_ms;

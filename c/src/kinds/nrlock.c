@@ -72,7 +72,6 @@ int rlk_nrlock_try_lock(rlk_nrlock *l, long long wait_ms, long long lease_ms)
                : RLK_ERR_ARG;
 
     a.row = &rlk_lock_nr_row;
-    a.why = "held by another holder";
     if (rc == RLK_OK)
         rc = rlk_handle_drive(&a, wait_ms);
     return rlk_handle_call_end(&hc, RLK_KIND_LOCK, rc);
