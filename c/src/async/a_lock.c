@@ -24,7 +24,6 @@
 #include "client/clock.h"
 #include "client/scripts.h"
 #include "kinds/acq.h"
-#include "kinds/fastmulti.h"
 #include "kinds/lock.h"
 #include "kinds/names.h"
 #include "runtime/fam.h"
@@ -535,16 +534,15 @@ static void alk_reply(rlk_async *ac, int rc, const redisReply *r, const char *er
 
 /* ---------------------------------------------------------------- the requests */
 
-/* An RLK_PROTO_VALUES row's values from o, checked and kept: 0; -1: the request
- * is completed (RLK_ERR_ARG, nothing sent; out of memory). */
+/* The values of o the row's calls carry (the machine's: a value list's, checked), kept: 0; -1:
+ * the request is completed (RLK_ERR_ARG, nothing sent; out of memory). */
 static int alk_values(rlk_a_lockreq *a, const char *who, const rlk_a_lock_opts *o)
 {
     char why[256];
     int rc;
 
-    if (!(a->k->flags & RLK_PROTO_VALUES) ||
-        (rc = rlk_fastmulti_values_take(o ? o->values : NULL, o ? o->nvalues : 0, &a->values, why,
-                                sizeof why)) == RLK_OK)
+    if ((rc = rlk_acq_values_take(a->k, o ? o->values : NULL, o ? o->nvalues : 0, &a->values,
+                                  why, sizeof why)) == RLK_OK)
         return 0;
     rlk_ae_complete(a->h.r, rc, 0, NULL, "%s %s: %s", who, a->name,
                     rc == RLK_ERR_ARG ? why : "out of memory");

@@ -42,7 +42,7 @@ typedef struct rlk_acq_act {
     int err;                /* END, and GIVE_BACK's end when not adopting */
     long long value;        /* END RLK_OK: the token (a token row) or count; a release's
                                enum rlk_release_outcome */
-    long long ttl;          /* WAIT */
+    long long ttl;          /* WAIT; a cancel's bound (ms) */
     int wide, reserved;     /* WAIT */
     int wait;               /* WAIT, SEND (the begin): the row's way of waiting, RLK_PROTO_WAIT_* */
     const char *channel;    /* SEND (the begin): the role of the channel its waiters listen on */
@@ -125,8 +125,16 @@ int rlk_acq_read(rlk_acq *q, const redisReply *r, long long read_ms, const char 
 int rlk_acq_busy(rlk_acq *q, long long elapsed_ms, rlk_acq_act *a);
 
 /* A waiter that gives up: 1 and the row's cancel (call, args) when its acquire may have queued
- * it (q->queued), else 0. */
+ * it (q->queued), else 0; ttl: how long a blocking caller waits for it at most (ms). */
 int rlk_acq_cancel(const rlk_acq *q, rlk_acq_act *a);
+
+/* The values every call of row carries: another row's none (RLK_OK, *out NULL); a value
+ * list's (RLK_PROTO_VALUES) values[0..n) copied in one block (free() frees it), NULL-terminated,
+ * in *out: RLK_OK; RLK_ERR_ARG with why (for "<call> <group>: " + why) in buf when they are not
+ * a list the scripts accept (1..100000 values, each 1..1024 bytes without ':', none twice:
+ * nothing copied); RLK_ERR_NOMEM. */
+int rlk_acq_values_take(const rlk_proto *row, const char *const *values, size_t n, char ***out,
+                        char *buf, size_t len);
 
 /* A release of a hold the client counts count of ended with rc and outcome (enum
  * rlk_release_outcome; left: the holds a settled read-back left, -1: not read): the count the

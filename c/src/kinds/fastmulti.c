@@ -59,7 +59,7 @@ typedef struct rlk_fastmulti_took {
 
 struct rlk_fastmulti {
     rlk_fam_base b;             /* name: the group; channel: redisson_lock__channel:{group} */
-    char **values;              /* one block (rlk_fastmulti_values_take) */
+    char **values;              /* one block (kinds/acq.h rlk_acq_values_take) */
     size_t n;
     pthread_mutex_t mu;         /* took */
     rlk_fastmulti_took *took;
@@ -98,47 +98,6 @@ const rlk_proto rlk_fastmulti_row = {
     .renew_keys = "group", .grants = &rlk_fastmulti_sub_rule, .held = "fastmulti/counts",
     .held_args = "owner", .busy = "a value held by another holder"};
 const rlk_proto_call rlk_fastmulti_held_call = {"fastmulti/held", "owner"};
-
-/* A value: 1..1024 bytes, no ':' (the holder's own fields are "<value>:<holder>:..."). */
-int rlk_fastmulti_values_take(const char *const *values, size_t n, char ***out, char *buf, size_t len)
-{
-    size_t bytes = (n + 1) * sizeof(char *);
-    char *p;
-
-    *out = NULL;
-    if (n == 0 || n > RLK_FASTMULTI_VALUES_MAX || !values) {
-        snprintf(buf, len, "%zu values%s (1..%d)", n, values ? "" : " at NULL",
-                 RLK_FASTMULTI_VALUES_MAX);
-        return RLK_ERR_ARG;
-    }
-    for (size_t k = 0; k < n; k++) {
-        size_t vlen = values[k] ? strlen(values[k]) : 0;
-
-        if (vlen < 1 || vlen > RLK_FASTMULTI_VALUE_MAX || strchr(values[k], ':')) {
-            snprintf(buf, len, "value %zu must be 1..%d bytes without ':'", k + 1,
-                     RLK_FASTMULTI_VALUE_MAX);
-            return RLK_ERR_ARG;
-        }
-        for (size_t j = 0; j < k; j++) {
-            if (strcmp(values[j], values[k]) == 0) {
-                snprintf(buf, len, "value '%s' is given twice", values[k]);
-                return RLK_ERR_ARG;
-            }
-        }
-        bytes += vlen + 1;
-    }
-    if (!(*out = malloc(bytes)))
-        return RLK_ERR_NOMEM;
-    p = (char *)(*out + n + 1);
-    for (size_t k = 0; k < n; k++) {
-        size_t vlen = strlen(values[k]) + 1;
-
-        (*out)[k] = memcpy(p, values[k], vlen);
-        p += vlen;
-    }
-    (*out)[n] = NULL;
-    return RLK_OK;
-}
 
 static void rlk_fastmulti_fini(void *handle)
 {
@@ -193,7 +152,8 @@ rlk_fastmulti *rlk_fastmulti_new(rlk_client *c, const char *group, const char *c
     char why[RLK_ERRSTR_MAX], **copy;
     rlk_fastmulti *m;
 
-    if (rlk_fastmulti_values_take(values, n, &copy, why, sizeof why) == RLK_ERR_ARG && c) {
+    if (rlk_acq_values_take(&rlk_fastmulti_row, values, n, &copy, why, sizeof why) ==
+            RLK_ERR_ARG && c) {
         rlk_set_error(c, RLK_ERR_ARG, "rlk_fastmulti_new %s: %s", group ? group : "", why);
         return NULL;
     }

@@ -30,11 +30,4 @@ extern const rlk_renew_task rlk_fastmulti_renew_task;
 extern const rlk_proto rlk_fastmulti_row;
 extern const rlk_proto_call rlk_fastmulti_held_call;
 
-/* A copy of values[0..n) in one block (free() frees it), NULL-terminated,
- * in *out: RLK_OK; RLK_ERR_ARG with why (for "<call> <group>: " + why) in buf
- * when they are not a list the scripts accept (1..100000 values, each 1..1024 bytes without
- * ':', none twice: nothing copied); RLK_ERR_NOMEM. */
-int rlk_fastmulti_values_take(const char *const *values, size_t n, char ***out, char *buf,
-                              size_t len);
-
 #endif /* RLK_KINDS_FASTMULTI_H */

@@ -333,8 +333,6 @@ int rlk_handle_unlock(rlk_fam_base *b, const rlk_proto *row, const char *what,
 
 /* ---------------------------------------------------------------- the driver */
 
-#define RLK_HANDLE_FAIR_CANCEL_NS (300LL * 1000000LL)  /* a fair waiter's cancel: 300 ms at most */
-
 /* 1 when the acquire's refusal (an RLK_ERR_*) may be this thread's doubt (runtime/fam_settle.h),
  * which is then taken: a refused re-entry of the hold, or a write refused for a read of the
  * owner while no read of it is recorded. */
@@ -521,8 +519,7 @@ int rlk_handle_drive(rlk_handle_acq *a, long long wait_ms)
     if (rc != RLK_OK && rlk_acq_cancel(&a->m, &x)) {
         /* best effort: else the claim window or a fair waiter's keep-alive drops it */
         a->v.ticket = a->ticket.ticket;
-        rlk_handle_cancel(b, row, &a->v, wait == RLK_PROTO_WAIT_FAIR ? RLK_HANDLE_FAIR_CANCEL_NS
-                                                                     : RLK_FAM_CANCEL_NS);
+        rlk_handle_cancel(b, &(rlk_proto_call){x.call, x.args}, &a->v, x.ttl * RLK_NS_PER_MS);
     }
     return rc == RLK_ERR_BUSY ? rlk_handle_busy(a) : rc;
 }
@@ -642,16 +639,15 @@ int rlk_handle_force(const rlk_fam_base *b, const rlk_proto *row, const char *op
     return rlk_fam_force_done(b, rc, r, q, released);
 }
 
-void rlk_handle_cancel(const rlk_fam_base *b, const rlk_proto *row, const rlk_proto_argvals *vals,
-                       long long bound_ns)
+void rlk_handle_cancel(const rlk_fam_base *b, const rlk_proto_call *pc,
+                       const rlk_proto_argvals *vals, long long bound_ns)
 {
-    rlk_proto_call pc = {row->cancel, row->cancel_args};
     redisReply *r = NULL;
     long long limit = rlk_time_limit_enter(rlk_clock_now_ns() + bound_ns);
     rlk_fam_err e;
 
     rlk_fam_err_keep(b->c, &e);
-    if (rlk_handle_eval(b, &pc, vals, &r) == RLK_OK)
+    if (rlk_handle_eval(b, pc, vals, &r) == RLK_OK)
         freeReplyObject(r);
     else
         rlk_fam_err_put(b->c, &e, RLK_OK);

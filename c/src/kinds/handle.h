@@ -170,12 +170,11 @@ int rlk_handle_call_end(rlk_handle_call *hc, int metric, int rc);
 int rlk_handle_eval(const rlk_fam_base *b, const rlk_proto_call *pc,
                     const rlk_proto_argvals *vals, redisReply **r);
 
-/* A queued waiter's leaving by row's cancel script (its ARGV from vals) on
- * b's name, best effort, the calling thread's last error kept; bounded by
- * bound_ns from now (runtime/fam_hold.h's RLK_FAM_CANCEL_NS, a fair waiter's
- * 300 ms). */
-void rlk_handle_cancel(const rlk_fam_base *b, const rlk_proto *row, const rlk_proto_argvals *vals,
-                       long long bound_ns);
+/* A queued waiter's leaving by the cancel call pc (its ARGV from vals) on b's name, best
+ * effort, the calling thread's last error kept; bounded by bound_ns from now (a lock row's:
+ * kinds/acq.h rlk_acq_cancel's; a semaphore's: runtime/fam_hold.h's RLK_FAM_CANCEL_NS). */
+void rlk_handle_cancel(const rlk_fam_base *b, const rlk_proto_call *pc,
+                       const rlk_proto_argvals *vals, long long bound_ns);
 
 /* The force release of row (its force script and ARGV, mode in place of
  * "any" (NULL: "any"), then 'named' when named is 1; its KEYS then the roles

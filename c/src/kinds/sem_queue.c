@@ -54,8 +54,6 @@ int rlk_sem_queue_acquire(const rlk_fam_base *b, rlk_sem_queue_try *t, long long
                           rlk_wait_attempt_fn attempt, void *arg, int ride_out, long long start,
                           long long wait_ms, const char *what)
 {
-    rlk_proto row = {.cancel = rlk_sem_queue_cancel_call.script,
-                     .cancel_args = rlk_sem_queue_cancel_call.args};
     rlk_proto_argvals v = {.n = permits};
     rlk_waiter w;
     int rc;
@@ -78,7 +76,7 @@ int rlk_sem_queue_acquire(const rlk_fam_base *b, rlk_sem_queue_try *t, long long
     rc = rlk_wait_acquire(&w, start, wait_ms, 1);
     v.ticket = t->tk.ticket;
     if (rc != RLK_OK && t->queued)
-        rlk_handle_cancel(b, &row, &v, RLK_FAM_CANCEL_NS);
+        rlk_handle_cancel(b, &rlk_sem_queue_cancel_call, &v, RLK_FAM_CANCEL_NS);
     if (rc == RLK_ERR_BUSY)
         rc = rlk_set_error(b->c, RLK_ERR_BUSY, "%s %s: %lld permit(s) not available after %lld ms",
                            what, b->name, permits, (rlk_clock_now_ns() - start) / 1000000LL);

@@ -12,6 +12,7 @@
  * acquire that did not run ended at once instead of sent again within the call's wait).
  */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "check.h"
@@ -356,9 +357,39 @@ static void walk_busy(const rlk_proto *k)
            "%s: busy: '%s'", k->acquire, a.msg);
 }
 
+/* A waiter that gives up: the row's cancel when its acquire may have queued it, bounded (the
+ * blocking driver's wait for it) by 300 ms for a fair row (a third of its keep-alive drops it
+ * otherwise), else the claim window's RLK_FAM_CANCEL_NS; and the values a call carries: a value
+ * list's checked and copied, none for another row (both APIs ask the machine). */
+static void walk_cancel(const rlk_proto *k)
+{
+    const char *const ab[] = {"a", "b", NULL}, *const twice[] = {"a", "a", NULL};
+    char why[128], **out = NULL;
+    rlk_acq q;
+    rlk_acq_act a;
+    int rc;
+
+    mk(&q, k, 0, 0);
+    CHECKF(rlk_acq_cancel(&q, &a) == 0 && !a.call, "%s: not queued: no cancel", k->acquire);
+    q.queued = 1;
+    rc = rlk_acq_cancel(&q, &a);
+    CHECKF(rc == (k->cancel != NULL) && a.call == k->cancel &&
+           a.ttl == (k->wait == RLK_PROTO_WAIT_FAIR ? 300 : 200), "%s: cancel %s, bound %lld ms",
+           k->acquire, a.call ? a.call : "none", a.ttl);
+    rc = rlk_acq_values_take(k, ab, 2, &out, why, sizeof why);
+    CHECKF(rc == RLK_OK && (k->flags & RLK_PROTO_VALUES ? out && strcmp(out[1], "b") == 0 &&
+                            !out[2] : !out), "%s: values taken %d", k->acquire, rc);
+    free(out);
+    rc = rlk_acq_values_take(k, twice, 2, &out, why, sizeof why);
+    CHECKF(k->flags & RLK_PROTO_VALUES ? rc == RLK_ERR_ARG && strstr(why, "given twice")
+                                       : rc == RLK_OK && !out, "%s: a value twice: %d",
+           k->acquire, rc);
+}
+
 static void test_rows(void)
 {
     for (size_t n = 0; n < NROWS; n++) {
+        walk_cancel(rows[n]);
         walk_busy(rows[n]);
         walk_begin(rows[n]);
         walk_reply(rows[n]);
