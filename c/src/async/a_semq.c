@@ -183,15 +183,14 @@ void rlk_a_semq_finish(rlk_a_semq *q, int err, const char *fmt, ...)
         rlk_ae_complete(q->h.r, err, 0, NULL, "%s", q->end_msg);
 }
 
-/* rlk_a_semq_finish with RLK_ERR_CANCELLED ("cancelled") or RLK_ERR_BUSY
- * (q's busy text, "after <ms> ms"). */
+/* rlk_a_semq_finish with RLK_ERR_CANCELLED ("cancelled") or RLK_ERR_BUSY (the machine's
+ * message, kinds/acq.h rlk_acq_sem_busy). */
 static void rlk_a_semq_end(rlk_a_semq *q, int err)
 {
-    if (err == RLK_ERR_CANCELLED)
-        rlk_a_semq_finish(q, err, "cancelled");
-    else
-        rlk_a_semq_finish(q, err, "%s %s: %lld permit(s) not available after %lld ms", q->busy,
-                          q->name, q->permits, rlk_a_common_elapsed(&q->h));
+    rlk_acq_act x;
+
+    rlk_acq_sem_busy(q->busy, q->name, q->permits, rlk_a_common_elapsed(&q->h), &x);
+    rlk_a_semq_finish(q, err, "%s", err == RLK_ERR_CANCELLED ? "cancelled" : x.msg);
 }
 
 static void rlk_a_semq_act(rlk_a_semq *q, rlk_acq_act *x);

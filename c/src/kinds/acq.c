@@ -484,6 +484,14 @@ int rlk_acq_sem_lost(rlk_acq_sem *q, int rc, const char *why, rlk_acq_act *a)
                        "%s", q->what, q->name, q->permits, why);
 }
 
+int rlk_acq_sem_busy(const char *what, const char *name, long long permits, long long elapsed_ms,
+                     rlk_acq_act *a)
+{
+    memset(a, 0, sizeof *a);
+    return rlk_acq_end(a, RLK_ERR_BUSY, "%s %s: %lld permit(s) not available after %lld ms", what,
+                       name, permits, elapsed_ms);
+}
+
 int rlk_acq_sem_read(rlk_acq_sem *q, const redisReply *r, const char *why, rlk_acq_act *a)
 {
     memset(a, 0, sizeof *a);

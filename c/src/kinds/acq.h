@@ -223,6 +223,11 @@ int rlk_acq_sem_lost(rlk_acq_sem *q, int rc, const char *why, rlk_acq_act *a);
 /* The read-back's reply (NULL: it could not be made): the id held, RECORD (it ran); else END
  * with the lost call's error, retry (sent again with the same ids). */
 int rlk_acq_sem_read(rlk_acq_sem *q, const redisReply *r, const char *why, rlk_acq_act *a);
+/* A wait for permits of what name that ran out after elapsed_ms (a single try's too): END
+ * RLK_ERR_BUSY "<what> <name>: <permits> permit(s) not available after N ms" (both APIs; what:
+ * "semaphore", or a permit-expirable one's "acquire"). */
+int rlk_acq_sem_busy(const char *what, const char *name, long long permits, long long elapsed_ms,
+                     rlk_acq_act *a);
 
 /* A queued lock waiter's ticket (both APIs draw it here): a wake ticket of the client uuid when
  * a release can tell whether a grant on the wake channel reached it (counts_exact: every

@@ -55,6 +55,7 @@ int rlk_sem_queue_acquire(const rlk_fam_base *b, rlk_sem_queue_try *t, long long
                           long long wait_ms, const char *what)
 {
     rlk_proto_argvals v = {.n = permits};
+    rlk_acq_act x;
     rlk_waiter w;
     int rc;
 
@@ -77,8 +78,9 @@ int rlk_sem_queue_acquire(const rlk_fam_base *b, rlk_sem_queue_try *t, long long
     v.ticket = t->tk.ticket;
     if (rc != RLK_OK && t->queued)
         rlk_handle_cancel(b, &rlk_sem_queue_cancel_call, &v, RLK_FAM_CANCEL_NS);
-    if (rc == RLK_ERR_BUSY)
-        rc = rlk_set_error(b->c, RLK_ERR_BUSY, "%s %s: %lld permit(s) not available after %lld ms",
-                           what, b->name, permits, (rlk_clock_now_ns() - start) / 1000000LL);
+    if (rc == RLK_ERR_BUSY) {
+        rlk_acq_sem_busy(what, b->name, permits, (rlk_clock_now_ns() - start) / 1000000LL, &x);
+        rc = rlk_set_error(b->c, x.err, "%s", x.msg);
+    }
     return rc;
 }

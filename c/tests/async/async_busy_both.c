@@ -14,7 +14,11 @@
  *                   lock, both sides of the read-write lock and the faster MultiLock;
  *   upgrade         the caller holds a read and asks for the write: RLK_ERR_UPGRADE on both;
  *   nr_reentry      the caller holds a non-reentrant lock (and a non-reentrant fair lock) and
- *                   asks again: RLK_ERR_REENTRY on both.
+ *                   asks again: RLK_ERR_REENTRY on both;
+ *   sem_busy        a semaphore's (and a permit-expirable one's: psem_busy) one permit taken by
+ *                   another client; the caller asks for one, with no wait and with 150 ms:
+ *                   RLK_ERR_BUSY "semaphore NAME: 1 permit(s) not available after N ms" ("acquire
+ *                   NAME: ..." for the permit-expirable one) on both.
  *
  *   rlk_async_busy_both_<loop> <case>|all
  */
@@ -305,6 +309,69 @@ static void refused(int held, int k, const char *name, int want)
     same(name, &b, &a, want);
 }
 
+/* A semaphore of one permit (ids: a permit-expirable one) taken by a rival client; the caller
+ * asks for one with no wait and with WAIT_MS on both APIs: busy, alike. */
+static void sem_busy(int ids, const char *name)
+{
+    rlk_client *rc, *c;
+    rlk_semaphore *s = NULL, *rs = NULL;
+    rlk_psemaphore *p = NULL, *rp = NULL;
+    char id[RLK_PERMIT_ID_SIZE], what[64];
+    outcome b[2], a[2];
+    ap_cl ac;
+    ap_res x;
+    int set = 0, err;
+
+    open_client(&rc);
+    open_client(&c);
+    if (ids) {
+        REQUIRE((rp = rlk_psemaphore_new(rc, name)) && (p = rlk_psemaphore_new(c, name)));
+        REQUIRE(rlk_psemaphore_try_set_permits(rp, 1, &set) == RLK_OK && set);
+        REQUIRE(rlk_psemaphore_try_acquire(rp, 0, LEASE_MS, id) == RLK_OK);
+    } else {
+        REQUIRE((rs = rlk_semaphore_new(rc, name)) && (s = rlk_semaphore_new(c, name)));
+        REQUIRE(rlk_semaphore_try_set_permits(rs, 1, &set) == RLK_OK && set);
+        REQUIRE(rlk_semaphore_try_acquire(rs, 1, 0) == RLK_OK);
+    }
+    for (int w = 0; w < 2; w++) {
+        err = ids ? rlk_psemaphore_try_acquire(p, w ? WAIT_MS : 0, LEASE_MS, id)
+                  : rlk_semaphore_try_acquire(s, 1, w ? WAIT_MS : 0);
+        note(&b[w], err, rlk_errstr(c), "");
+    }
+    REQUIRE(ap_cl_open(&ac, url, 0, 0, 0) == RLK_OK);
+    for (int w = 0; w < 2; w++) {
+        if (ids)
+            RUN(ac, x, rlk_async_psemaphore_acquire(ac.ac, name, w ? WAIT_MS : 0, LEASE_MS,
+                                                    ap_on_res, &x));
+        else
+            RUN(ac, x, rlk_async_semaphore_acquire(ac.ac, name, 1, w ? WAIT_MS : 0, ap_on_res,
+                                                   &x));
+        note(&a[w], x.err, x.errstr, "");
+    }
+    ap_cl_close(&ac);
+    CHECK_INT_EQ(ap_rule_breaks, 0);
+    for (int w = 0; w < 2; w++) {
+        snprintf(what, sizeof what, "%s, wait %d ms", name, w ? WAIT_MS : 0);
+        same(what, &b[w], &a[w], RLK_ERR_BUSY);
+    }
+    rlk_semaphore_free(s);
+    rlk_semaphore_free(rs);
+    rlk_psemaphore_free(p);
+    rlk_psemaphore_free(rp);
+    rlk_free(c);
+    rlk_free(rc);
+}
+
+static void test_sem_busy(void)
+{
+    sem_busy(0, "abb:sem");
+}
+
+static void test_psem_busy(void)
+{
+    sem_busy(1, "abb:psem");
+}
+
 static void test_lock_busy(void)
 {
     busy(LOCK, "abb:lock");
@@ -373,6 +440,7 @@ static const at_case cases[] = {
     {"fenced_busy", test_fenced_busy},   {"read_busy", test_read_busy},
     {"write_busy", test_write_busy},     {"multi_busy", test_multi_busy},
     {"upgrade", test_upgrade},           {"nr_reentry", test_nr_reentry},
+    {"sem_busy", test_sem_busy},         {"psem_busy", test_psem_busy},
 };
 
 int main(int argc, char **argv)

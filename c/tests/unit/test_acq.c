@@ -563,8 +563,14 @@ static void walk_sem(int ids)
 
 static void test_sem(void)
 {
+    rlk_acq_act a;
+
     walk_sem(0);
     walk_sem(1);
+    /* a wait that ran out (both APIs' message) */
+    rlk_acq_sem_busy("semaphore", "sem", 2, 300, &a);
+    CHECK(a.is == RLK_ACQ_END && a.err == RLK_ERR_BUSY);
+    CHECK_STR_EQ(a.msg, "semaphore sem: 2 permit(s) not available after 300 ms");
 }
 
 /* Where a grant's reach is counted, a wake ticket; elsewhere a plain one (both APIs). */
