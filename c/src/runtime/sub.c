@@ -261,9 +261,12 @@ static void rlk_sub_heard(rlk_async *ac, const char *channel, const char *msg, s
         int echo = ch->echoes > 0 || (ch->refs == 0 && ch->maybe_echoes > 0);
 
         rlk_sub_message(ch, msg, len);
-        if (ch->echoes > 0)
-            rlk_sub_echoes(s, ch, ch->echoes - 1);
-        else if (echo)
+        if (ch->echoes > 0) {
+            /* The mark follows at the read's end (rlk_sub_rx; a drop resets it): a batch of
+             * echoes read at once sets it once, not a syscall under s->mu an echo. */
+            s->echo_bytes -= ch->sized * ch->echo_len;
+            ch->echoes--;
+        } else if (echo)
             ch->maybe_echoes--;
         hook = ch->refs > 0 && !echo;
         if (ch->refs == 0 && ch->quiet && !echo) {
