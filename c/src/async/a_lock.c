@@ -43,7 +43,6 @@ typedef struct rlk_a_lockreq {
     const rlk_proto *k;             /* the row (a_kind.h) */
     int acquire;                    /* an acquisition (its releases undo a grant); 0: an unlock
                                        or a force unlock */
-    unsigned long long task;
     char *name;
     char *owner;                    /* <uuid>:<task> */
     char *value;                    /* the value argument (the election's); NULL: none */
@@ -228,7 +227,6 @@ static rlk_a_lockreq *alk_new(rlk_async *ac, int acquire, const rlk_proto *k, co
     rlk_a_wait_init(&a->w, &a->h, a, alk_attempt, alk_end_busy);
     a->w.rule = &rlk_lock_sub_rule;
     a->acquire = acquire;
-    a->task = task;
     a->k = k ? k : rlk_a_kind_row(RLK_KIND_LOCK);
     if (rlk_a_common_begin(a->h.r, alk_cancel_hook, alk_free_state, who, name))
         return a;
@@ -337,6 +335,7 @@ static void alk_released(rlk_a_lockreq *a, int rc, int outcome, long long left, 
 {
     rlk_a_hold *h = rlk_a_hold_find(a->h.ac, a->k->hold, a->name, a->owner);
     long long keep = rlk_acq_left(&a->m, rc, outcome, left, h ? h->count : 0);
+    rlk_acq_act x;
 
     if (left < 0)
         left = keep > 0 ? keep : 0;
@@ -346,9 +345,8 @@ static void alk_released(rlk_a_lockreq *a, int rc, int outcome, long long left, 
         rlk_a_hold_drop(a->h.ac, h);
     if (a->acquire)
         alk_complete(a, a->w.ending);
-    else if (rc == RLK_OK && outcome == RLK_REL_NOT_OWNER)
-        rlk_ae_complete(a->h.r, RLK_ERR_NOT_OWNER, 0, NULL, "%s %s: not held by task %llu",
-                        a->k->what, a->name, a->task);
+    else if (rc == RLK_OK && outcome == RLK_REL_NOT_OWNER && rlk_acq_not_held(&a->m, &x))
+        rlk_ae_complete(a->h.r, x.err, 0, NULL, "%s", x.msg);
     else
         rlk_ae_complete(a->h.r, rc, left > 0 ? left : outcome == RLK_REL_STILL_HELD, NULL,
                         rc == RLK_OK ? NULL : "%s", msg);

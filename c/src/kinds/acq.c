@@ -237,6 +237,13 @@ int rlk_acq_busy(rlk_acq *q, long long elapsed_ms, rlk_acq_act *a)
                        q->row->busy ? q->row->busy : "held by another holder", elapsed_ms);
 }
 
+int rlk_acq_not_held(const rlk_acq *q, rlk_acq_act *a)
+{
+    memset(a, 0, sizeof *a);
+    return rlk_acq_end(a, RLK_ERR_NOT_OWNER, "unlock %s %s: not %s by %s", q->row->what, q->name,
+                       q->row->flags & RLK_PROTO_VALUES ? "every value held" : "held", q->owner);
+}
+
 int rlk_acq_unknown(rlk_acq *q, const char *why, rlk_acq_act *a)
 {
     memset(a, 0, sizeof *a);

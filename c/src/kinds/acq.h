@@ -143,6 +143,10 @@ int rlk_acq_values_take(const rlk_proto *row, const char *const *values, size_t 
  * the release is sent: 1 when the release ends the hold (its renewal stops first). */
 long long rlk_acq_left(const rlk_acq *q, int rc, int outcome, long long left, long long count);
 
+/* A release that found the hold not the owner's: END RLK_ERR_NOT_OWNER "unlock <what> <name>:
+ * not held by <owner>" ("not every value held by" for a value list; both APIs). */
+int rlk_acq_not_held(const rlk_acq *q, rlk_acq_act *a);
+
 /* The read-back could not be made (the server out of reach, why): END RLK_ERR_UNSETTLED. */
 int rlk_acq_unknown(rlk_acq *q, const char *why, rlk_acq_act *a);
 

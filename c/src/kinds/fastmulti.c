@@ -303,6 +303,7 @@ int rlk_fastmulti_unlock(rlk_fastmulti *m)
     rlk_hold_spec h = {.kind = RLK_KIND_LOCK, .owner = owner};
     rlk_wd_ticket t;
     rlk_acq q;
+    rlk_acq_act x;
     long long lease = 0, before, took;
     int rc, outcome, mine, wd_unused;
 
@@ -336,9 +337,8 @@ int rlk_fastmulti_unlock(rlk_fastmulti *m)
      * it counts more, the holder still holds the others. */
     if (mine || outcome == RLK_REL_RELEASED || outcome == RLK_REL_STILL_HELD)
         rlk_wd_release_end(m->b.rt->wd, &t, t.decremented ? RLK_REL_STILL_HELD : outcome);
-    if (outcome == RLK_REL_NOT_OWNER)
-        rc = rlk_set_error(m->b.c, RLK_ERR_NOT_OWNER, "unlock faster MultiLock %s: not every "
-                           "value held by %s", m->b.name, owner);
+    if (outcome == RLK_REL_NOT_OWNER && rlk_acq_not_held(&q, &x))
+        rc = rlk_set_error(m->b.c, x.err, "%s", x.msg);
     return rc;
 }
 

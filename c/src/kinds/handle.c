@@ -287,6 +287,7 @@ int rlk_handle_unlock(rlk_fam_base *b, const rlk_proto *row, const char *what,
     rlk_hold_spec h = {.kind = row->hold, .name = b->name, .owner = owner};
     rlk_wd_ticket t;
     rlk_acq m;
+    rlk_acq_act x;
     long long lease;
     int rc, outcome;
 
@@ -325,9 +326,8 @@ int rlk_handle_unlock(rlk_fam_base *b, const rlk_proto *row, const char *what,
     rlk_wd_release_end(b->rt->wd, &t, outcome);
     if (outcome == RLK_REL_RELEASED && q && !ho.poked)
         rlk_lq_poke(q);
-    if (outcome == RLK_REL_NOT_OWNER)
-        rc = rlk_set_error(b->c, RLK_ERR_NOT_OWNER, "unlock %s%s%s: not held by %s", what,
-                           *what ? " " : "", b->name, owner);
+    if (outcome == RLK_REL_NOT_OWNER && rlk_acq_not_held(&m, &x))
+        rc = rlk_handle_end(b->c, NULL, &x);
     return rc;
 }
 

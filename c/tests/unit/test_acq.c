@@ -341,8 +341,8 @@ static void walk_release(const rlk_proto *k)
            k->release);
 }
 
-/* A wait that ran out: the row's what and why, else "held by another holder" (the one writer
- * of both APIs' busy messages). */
+/* A wait that ran out: the row's what and why, else "held by another holder"; a release not
+ * the owner's (the one writer of both APIs' messages). */
 static void walk_busy(const rlk_proto *k)
 {
     rlk_acq q;
@@ -355,6 +355,12 @@ static void walk_busy(const rlk_proto *k)
              k->busy ? k->busy : "held by another holder");
     CHECKF(a.is == RLK_ACQ_END && a.err == RLK_ERR_BUSY && strcmp(a.msg, want) == 0,
            "%s: busy: '%s'", k->acquire, a.msg);
+    /* a release that found the hold not the owner's */
+    rlk_acq_not_held(&q, &a);
+    snprintf(want, sizeof want, "unlock %s res: not %s by uuid:1", k->what,
+             k->flags & RLK_PROTO_VALUES ? "every value held" : "held");
+    CHECKF(a.is == RLK_ACQ_END && a.err == RLK_ERR_NOT_OWNER && strcmp(a.msg, want) == 0,
+           "%s: not held: '%s'", k->release, a.msg);
 }
 
 /* A waiter that gives up: the row's cancel when its acquire may have queued it, bounded (the
