@@ -193,6 +193,7 @@ static void alk_machine(rlk_a_lockreq *a, const rlk_a_hold *h)
     rlk_acq_init(&a->m, a->k, a->name, a->owner, 0, 0);
     a->m.counters = rlk_ae_counters(a->h.ac);
     a->m.lease_ms = a->lease_ms;
+    a->m.value = a->value;
     alk_known(a, h);
 }
 
@@ -590,11 +591,6 @@ rlk_async_req *rlk_a_lock_acquire(rlk_async *ac, const rlk_proto *k, const char 
         (o && o->delay_ms &&
          rlk_a_common_range(a->h.r, who, name, "delay_ms", o->delay_ms, 1, RLK_NUM_MAX)))
         return a->h.r;
-    if (o && o->value && strlen(o->value) > k->value_max) {
-        rlk_ae_complete(a->h.r, RLK_ERR_ARG, 0, NULL, "%s %s: value longer than %zu bytes", who,
-                        name, k->value_max);
-        return a->h.r;
-    }
     if (o) {
         if (o->value && !(a->value = strdup(o->value)))
             goto nomem;

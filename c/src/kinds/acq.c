@@ -53,6 +53,9 @@ static int rlk_acq_reentry(const rlk_acq *q, rlk_acq_act *a)
 int rlk_acq_begin(rlk_acq *q, long long token, rlk_acq_act *a)
 {
     memset(a, 0, sizeof *a);
+    if (q->value && strlen(q->value) > q->row->value_max)
+        return rlk_acq_end(a, RLK_ERR_ARG, "%s %s: value longer than %zu bytes", q->row->what,
+                           q->name, q->row->value_max);
     /* A hold this client records: refused before any I/O (it would only be refused by the
      * script, or wait behind itself); or, one hold only, its token with nothing sent (a second
      * hold would count twice in the client but once on the server). */

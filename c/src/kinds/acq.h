@@ -88,15 +88,17 @@ typedef struct rlk_acq {
     long long again_by_ms;  /* a lost acquire that did not run is sent again (SEND) when read
                                before this (the end of the call's wait, the driver's clock),
                                else ends with its error (0: a single try, never sent again) */
+    const char *value;      /* the acquire's value argument (the election's; NULL: none) */
 } rlk_acq;
 
 /* q for row's call of name by owner (all kept by the caller), known holds counted. */
 void rlk_acq_init(rlk_acq *q, const rlk_proto *row, const char *name, const char *owner,
                   int given, long long known);
 
-/* Before any I/O, the hold the client records of the owner (q->known, token its token):
- * END RLK_ERR_REENTRY for a non-reentrant row, END RLK_OK with the token for a one-hold row
- * (the election: leading already), else SEND. */
+/* Before any I/O: END RLK_ERR_ARG for a value longer than the row takes; then by the hold the
+ * client records of the owner (q->known, token its token): END RLK_ERR_REENTRY for a
+ * non-reentrant row, END RLK_OK with the token for a one-hold row (the election: leading
+ * already), else SEND. */
 int rlk_acq_begin(rlk_acq *q, long long token, rlk_acq_act *a);
 
 /* The acquire's reply (rc RLK_OK: r; else errstr, the error's text; r unused) that was not

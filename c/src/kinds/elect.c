@@ -183,8 +183,6 @@ int rlk_elect_campaign(rlk_elect *e, const char *value, long long wait_ms, long 
         *term = 0;
     if (!e)
         return RLK_ERR_ARG;
-    if (rlk_elect_value_bad(e, value ? value : ""))
-        return RLK_ERR_ARG;
     rc = rlk_handle_acq_start(&a, e, &e->b, "rlk_elect_owner", "election", lease_ms, NULL);
     if (rc == RLK_OK && rlk_elect_passed(e)) {
         rlk_wd_ticket t;

@@ -479,6 +479,7 @@ int rlk_handle_drive(rlk_handle_acq *a, long long wait_ms)
     a->m.counters = &b->rt->counters;
     a->m.ttl_cap = a->ttl_cap;
     a->m.lease_ms = a->lease_ms;
+    a->m.value = a->v.value;
     a->m.again_by_ms = wait_ms < 0 ? LLONG_MAX : a->start_ns / RLK_NS_PER_MS + wait_ms;
     if (a->reentry && (row->flags & RLK_PROTO_ONE_HOLD))
         rlk_wd_token_of(b->rt->wd, row->hold, b->name, a->owner, &a->m.token);

@@ -21,7 +21,9 @@
  *                   NAME: ..." for the permit-expirable one) on both;
  *   not_held        another client holds the name; the caller unlocks it: RLK_ERR_NOT_OWNER
  *                   "unlock <kind> NAME: not held by OWNER" on both ("not every value held by"
- *                   for a faster MultiLock).
+ *                   for a faster MultiLock);
+ *   value_long      an election campaign with a value of 65537 bytes: RLK_ERR_ARG "election
+ *                   NAME: value longer than 65536 bytes" on both, nothing sent.
  *
  *   rlk_async_busy_both_<loop> <case>|all
  */
@@ -415,6 +417,38 @@ static void test_not_held(void)
     not_held(MULTI, "abb:nh:multi");
 }
 
+/* A campaign whose value is longer than the scripts take: refused before anything is sent,
+ * alike on both APIs (RLK_ERR_ARG). */
+static void test_value_long(void)
+{
+    const char *name = "abb:elect";
+    char *big = malloc(65538);
+    long long term = 0;
+    rlk_client *c;
+    rlk_elect *e;
+    outcome b, a;
+    ap_cl ac;
+    ap_res x;
+    int err;
+
+    REQUIRE(big != NULL);
+    memset(big, 'v', 65537);
+    big[65537] = '\0';
+    open_client(&c);
+    REQUIRE((e = rlk_elect_new(c, name)) != NULL);
+    err = rlk_elect_campaign(e, big, 0, LEASE_MS, &term);
+    note(&b, err, rlk_errstr(c), "");
+    rlk_elect_free(e);
+    rlk_free(c);
+    REQUIRE(ap_cl_open(&ac, url, 0, 0, 0) == RLK_OK);
+    RUN(ac, x, rlk_async_elect_campaign(ac.ac, name, 1, big, 0, LEASE_MS, ap_on_res, &x));
+    note(&a, x.err, x.errstr, "");
+    ap_cl_close(&ac);
+    CHECK_INT_EQ(ap_rule_breaks, 0);
+    same(name, &b, &a, RLK_ERR_ARG);
+    free(big);
+}
+
 static void test_lock_busy(void)
 {
     busy(LOCK, "abb:lock");
@@ -484,7 +518,7 @@ static const at_case cases[] = {
     {"write_busy", test_write_busy},     {"multi_busy", test_multi_busy},
     {"upgrade", test_upgrade},           {"nr_reentry", test_nr_reentry},
     {"sem_busy", test_sem_busy},         {"psem_busy", test_psem_busy},
-    {"not_held", test_not_held},
+    {"not_held", test_not_held},         {"value_long", test_value_long},
 };
 
 int main(int argc, char **argv)

@@ -92,6 +92,13 @@ static void walk_begin(const rlk_proto *k)
 
     mk(&q, k, 0, 0);
     CHECKF(rlk_acq_begin(&q, 0, &a) == RLK_ACQ_SEND, "%s: not held: send", k->acquire);
+    /* a value longer than the row takes (a row without one takes none): refused, nothing sent */
+    q.value = "xy";
+    rlk_acq_begin(&q, 0, &a);
+    CHECKF(k->value_max ? a.is == RLK_ACQ_SEND
+                        : a.is == RLK_ACQ_END && a.err == RLK_ERR_ARG &&
+                          strstr(a.msg, "value longer than 0 bytes") != NULL,
+           "%s: a value: is %d", k->acquire, a.is);
     mk(&q, k, 0, 1);
     rlk_acq_begin(&q, 42, &a);
     if (k->flags & RLK_PROTO_NON_REENTRANT) {
