@@ -183,14 +183,13 @@ int rlk_elect_campaign(rlk_elect *e, const char *value, long long wait_ms, long 
         *term = 0;
     if (!e)
         return RLK_ERR_ARG;
-    rc = rlk_handle_acq_start(&a, e, &e->b, "rlk_elect_owner", "election", lease_ms, NULL);
+    rc = rlk_handle_acq_start(&a, e, &e->b, "rlk_elect_owner", &rlk_elect_row, lease_ms, NULL);
     if (rc == RLK_OK && rlk_elect_passed(e)) {
         rlk_wd_ticket t;
 
         rlk_wd_release_begin_as(e->b.rt->wd, RLK_KIND_FENCED, e->b.name, a.owner, &t);
         rlk_wd_release_end(e->b.rt->wd, &t, RLK_REL_NOT_OWNER);    /* forgotten, not released */
     }
-    a.row = &rlk_elect_row;
     a.v.value = value ? value : "";
     a.v.secret = e->secret;
     a.quiet = 1;

@@ -129,12 +129,12 @@ int rlk_fairlock_try_lock(rlk_fairlock *f, long long wait_ms, long long lease_ms
 {
     rlk_handle_call hc = rlk_handle_call_begin(f ? &f->b : NULL);
     rlk_handle_acq a;
-    int rc = f ? rlk_handle_acq_start(&a, f, &f->b, "rlk_fairlock_owner", "fair lock",
+    int rc = f ? rlk_handle_acq_start(&a, f, &f->b, "rlk_fairlock_owner",
+                                      f->non_reentrant ? &rlk_fairlock_nr_row : &rlk_fairlock_row,
                                       lease_ms, NULL)
                : RLK_ERR_ARG;
 
     if (rc == RLK_OK) {
-        a.row = f->non_reentrant ? &rlk_fairlock_nr_row : &rlk_fairlock_row;
         /* The keep-alive (thread wait time): the handle's, else the default. Not the call's
          * wait (Redisson's rule): a dead waiter must leave the queue a short, fixed time after
          * its last attempt. */

@@ -275,12 +275,11 @@ int rlk_fastmulti_try_lock(rlk_fastmulti *m, long long wait_ms, long long lease_
 {
     rlk_handle_call hc = rlk_handle_call_begin(m ? &m->b : NULL);
     rlk_handle_acq a;
-    int rc = m ? rlk_handle_acq_start(&a, m, &m->b, "rlk_fastmulti_owner", "faster MultiLock",
+    int rc = m ? rlk_handle_acq_start(&a, m, &m->b, "rlk_fastmulti_owner", &rlk_fastmulti_row,
                                       lease_ms, rlk_fastmulti_release_call)
                : RLK_ERR_ARG;
 
     if (rc == RLK_OK) {
-        a.row = &rlk_fastmulti_row;
         a.tail = (const char *const *)m->values;
         a.ntail = m->n;
         a.settle = rlk_fastmulti_lost;

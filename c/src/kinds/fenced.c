@@ -89,11 +89,10 @@ int rlk_fenced_try_lock(rlk_fenced *f, long long wait_ms, long long lease_ms, lo
 {
     rlk_handle_call hc = rlk_handle_call_begin(f ? &f->b : NULL);
     rlk_handle_acq a;
-    int rc = f ? rlk_handle_acq_start(&a, f, &f->b, "rlk_fenced_owner", "fenced lock",
+    int rc = f ? rlk_handle_acq_start(&a, f, &f->b, "rlk_fenced_owner", &rlk_fenced_row,
                                       lease_ms, NULL)
                : RLK_ERR_ARG;
 
-    a.row = &rlk_fenced_row;
     if (rc == RLK_OK && (a.v.term = atomic_load(&f->reentry_token)) > 0)
         a.acquire = (rlk_proto_call){"fenced/reenter", "lease_ms owner token"};
     if (rc == RLK_OK && (rc = rlk_handle_drive(&a, wait_ms)) == RLK_OK && token)

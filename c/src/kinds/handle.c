@@ -204,7 +204,7 @@ int rlk_handle_lost(rlk_handle_acq *a, int rc, long long sent, rlk_acq_act *x)
 }
 
 int rlk_handle_acq_start(rlk_handle_acq *a, void *handle, const rlk_fam_base *b,
-                         const char *owner_fn, const char *what, long long lease_ms,
+                         const char *owner_fn, const rlk_proto *row, long long lease_ms,
                          rlk_fam_release_fn release)
 {
     int rc;
@@ -214,10 +214,10 @@ int rlk_handle_acq_start(rlk_handle_acq *a, void *handle, const rlk_fam_base *b,
     a->handle = handle;
     a->release = release;
     a->b = b;
-    a->what = what;
+    a->row = row;
     a->q = b->q;
     a->settle = rlk_handle_lost;
-    rc = rlk_fam_lease(b->c, what, b->name, lease_ms, &a->lease_ms, &a->watchdog);
+    rc = rlk_fam_lease(b->c, row->what, b->name, lease_ms, &a->lease_ms, &a->watchdog);
     if (rc != RLK_OK)
         return rc;
     return rlk_handle_owner(b, a->owner, sizeof a->owner, owner_fn);
@@ -436,7 +436,8 @@ static int rlk_handle_queue(rlk_handle_acq *a, rlk_waiter *w, rlk_lq_node *node,
     w->wide = wakes ? &a->wide : NULL;
     rc = rlk_lq_enter(a->q, node, deadline);
     if (rc == RLK_ERR_NOMEM)
-        return rlk_set_error(b->c, rc, "%s %s: out of resources for a waiter", a->what, b->name);
+        return rlk_set_error(b->c, rc, "%s %s: out of resources for a waiter", a->row->what,
+                             b->name);
     if (rc != RLK_OK)
         return RLK_ERR_BUSY;
     w->entered = node;
@@ -487,11 +488,11 @@ int rlk_handle_drive(rlk_handle_acq *a, long long wait_ms)
         return rlk_handle_act(a, &x);
     if (wait == RLK_PROTO_WAIT_SPIN) {
         a->h.channel = NULL;        /* no SUBSCRIBE, holding either */
-        rc = rlk_spin_acquire(b->rt, a->what, b->name, rlk_handle_attempt, a, a->start_ns,
+        rc = rlk_spin_acquire(b->rt, row->what, b->name, rlk_handle_attempt, a, a->start_ns,
                               wait_ms, a->spin_initial_ms, a->spin_max_ms);
         return rc == RLK_ERR_BUSY ? rlk_handle_busy(a) : rc;
     }
-    rlk_wait_init_lock(&w, b, a->what, rlk_handle_attempt, a);
+    rlk_wait_init_lock(&w, b, row->what, rlk_handle_attempt, a);
     if (row->grants)
         w.rule = row->grants;   /* a re-entry or single try on the lock's channel reads its
                                    grants too (a queued waiter: rlk_handle_queue) */
@@ -509,7 +510,7 @@ int rlk_handle_drive(rlk_handle_acq *a, long long wait_ms)
          * earlier wait of this client (it lingers): the first attempt then counts as one made
          * once subscribed, and no second attempt follows it before the first sleep. */
         if (!(own = rlk_names_waiter_channel(b->name, a->owner, strlen(a->owner))))
-            return rlk_set_error(b->c, RLK_ERR_NOMEM, "%s %s: out of memory", a->what, b->name);
+            return rlk_set_error(b->c, RLK_ERR_NOMEM, "%s %s: out of memory", row->what, b->name);
         w.channel = own;
         w.pre_join = 1;
         rlk_wait_pre_join(&w);

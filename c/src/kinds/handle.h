@@ -60,11 +60,11 @@ typedef struct rlk_handle_acq {
     long long lease_ms;
     int watchdog;
     const rlk_fam_base *b;
-    const char *what;               /* the kind in messages: "fenced lock" */
     long long start_ns;             /* the call's start (CLOCK_MONOTONIC) */
-    /* Set by the kind for rlk_handle_drive (q: b's by default). */
     const rlk_proto *row;           /* the acquire (script, ARGV, optional KEYS), the wait mode,
-                                       the busy message (kinds/acq.h rlk_acq_busy) */
+                                       the kind in messages (what) and its busy message
+                                       (kinds/acq.h rlk_acq_busy); the kind may replace it */
+    /* Set by the kind for rlk_handle_drive (q: b's by default). */
     rlk_proto_call acquire;         /* script NULL: the row's acquire; else this one
                                        (fenced/reenter) */
     rlk_proto_argvals v;            /* the acquire's ARGV beyond lease, owner and ticket */
@@ -94,11 +94,11 @@ typedef struct rlk_handle_acq {
     rlk_lock_timeline tl;           /* the last attempt's timeline */
 } rlk_handle_acq;
 
-/* a zeroed, its start now, then the call's lease (rlk_fam_lease: "<what>
+/* a zeroed, its start now, its row, then the call's lease (rlk_fam_lease: "<row's what>
  * <name>: ..." in errors) and the holder id b->id (rlk_fam_id_get:
  * "<owner_fn>: ..."). */
 int rlk_handle_acq_start(rlk_handle_acq *a, void *handle, const rlk_fam_base *b,
-                         const char *owner_fn, const char *what, long long lease_ms,
+                         const char *owner_fn, const rlk_proto *row, long long lease_ms,
                          rlk_fam_release_fn release);
 /* The unlock of b's lock by its holder id as row's kind (runtime/fam_hold.h rlk_fam_unlock,
  * what and owner_fn in its errors, q poked) with row's release (secret: the election's). */

@@ -193,7 +193,8 @@ int rlk_lock_try_lock(rlk_lock *l, long long wait_ms, long long lease_ms)
 {
     rlk_handle_call hc = rlk_handle_call_begin(l ? &l->b : NULL);
     rlk_handle_acq a;
-    int rc = l ? rlk_handle_acq_start(&a, l, &l->b, "rlk_lock_owner", "lock", lease_ms, NULL)
+    int rc = l ? rlk_handle_acq_start(&a, l, &l->b, "rlk_lock_owner", &rlk_lock_row, lease_ms,
+                                      NULL)
                : RLK_ERR_ARG;
 
     if (rc == RLK_OK) {

@@ -67,11 +67,10 @@ int rlk_nrlock_try_lock(rlk_nrlock *l, long long wait_ms, long long lease_ms)
 {
     rlk_handle_call hc = rlk_handle_call_begin(l ? &l->b : NULL);
     rlk_handle_acq a;
-    int rc = l ? rlk_handle_acq_start(&a, l, &l->b, "rlk_nrlock_owner",
-                                      "non-reentrant lock", lease_ms, NULL)
+    int rc = l ? rlk_handle_acq_start(&a, l, &l->b, "rlk_nrlock_owner", &rlk_lock_nr_row,
+                                      lease_ms, NULL)
                : RLK_ERR_ARG;
 
-    a.row = &rlk_lock_nr_row;
     if (rc == RLK_OK)
         rc = rlk_handle_drive(&a, wait_ms);
     return rlk_handle_call_end(&hc, RLK_KIND_LOCK, rc);

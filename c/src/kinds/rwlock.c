@@ -163,10 +163,9 @@ int rlk_rwlock_try_lock(rlk_rwlock *rw, int side, long long wait_ms, long long l
     int rc = rw ? rlk_rw_check_side(rw, side, 0, "lock") : RLK_ERR_ARG;
 
     if (rc == RLK_OK)
-        rc = rlk_handle_acq_start(&a, rw, &rw->b, "rlk_rwlock_owner", "rwlock", lease_ms, NULL);
+        rc = rlk_handle_acq_start(&a, rw, &rw->b, "rlk_rwlock_owner", rlk_rw_row(side), lease_ms,
+                                  NULL);
     if (rc == RLK_OK) {
-        a.row = rlk_rw_row(side);
-        a.what = a.row->what;
         a.q = side == RLK_RW_WRITE ? rw->b.q : NULL;
         rc = rlk_handle_drive(&a, wait_ms);
     }
