@@ -68,22 +68,41 @@ CHECK_MAYBE_UNUSED static int check_record(int ok, const char *file, int line, c
 #define CHECK_STR_CONTAINS(actual, needle)                                    \
     check_str_contains((actual), (needle), #actual, __FILE__, __LINE__)
 
+/* RLK_CHECK_REQUIRE_EXITS (the event-loop tests, c/tests/async): a failed REQUIRE* ends the
+ * program at once, exit status 1. A case returning early there would leave its requests pending
+ * on its stack, and the next case's loop would complete them into a frame that is gone: a crash
+ * instead of the failure that caused it. The fixture stops its servers at exit. */
+#ifdef RLK_CHECK_REQUIRE_EXITS
+#define CHECK_REQUIRE_FAILED()                                                \
+    (fprintf(stderr, "  %s: a required check failed: the program ends here\n", \
+             check_current_name),                                             \
+     exit(1))
+#else
+#define CHECK_REQUIRE_FAILED() ((void)0)
+#endif
+
 #define REQUIRE(cond)                                                         \
     do {                                                                      \
-        if (!CHECK(cond))                                                     \
+        if (!CHECK(cond)) {                                                   \
+            CHECK_REQUIRE_FAILED();                                           \
             return;                                                           \
+        }                                                                     \
     } while (0)
 
 #define REQUIREF(cond, ...)                                                   \
     do {                                                                      \
-        if (!CHECKF(cond, __VA_ARGS__))                                       \
+        if (!CHECKF(cond, __VA_ARGS__)) {                                     \
+            CHECK_REQUIRE_FAILED();                                           \
             return;                                                           \
+        }                                                                     \
     } while (0)
 
 #define REQUIRE_INT_EQ(actual, expected)                                      \
     do {                                                                      \
-        if (!CHECK_INT_EQ(actual, expected))                                  \
+        if (!CHECK_INT_EQ(actual, expected)) {                                \
+            CHECK_REQUIRE_FAILED();                                           \
             return;                                                           \
+        }                                                                     \
     } while (0)
 
 #define RUN_TEST(fn) check_run(#fn, fn)
