@@ -14,9 +14,6 @@
 struct rlk_holds {
     rlk_holds_rec *b[RLK_HOLDS_BUCKETS];
     unsigned long long next_id;
-    size_t n;                       /* records in it: none, no hash to compute */
-    rlk_holds_rec *last;            /* the last one put: looked at before hashing (a loop taking
-                                       one lock again and again finds it there) */
 };
 
 static size_t rlk_holds_hash(int kind, const char *name, const char *owner)
@@ -53,17 +50,10 @@ void rlk_holds_free(void *table)
     free(t);
 }
 
-static int rlk_holds_is(const rlk_holds_rec *r, int kind, const char *name, const char *owner)
-{
-    return r->kind == kind && strcmp(r->name, name) == 0 && strcmp(r->owner, owner) == 0;
-}
-
 rlk_holds_rec *rlk_holds_find(const rlk_holds *t, int kind, const char *name, const char *owner)
 {
-    if (t->last && rlk_holds_is(t->last, kind, name, owner))
-        return t->last;
-    for (rlk_holds_rec *r = t->n ? t->b[rlk_holds_hash(kind, name, owner)] : NULL; r; r = r->next)
-        if (rlk_holds_is(r, kind, name, owner))
+    for (rlk_holds_rec *r = t->b[rlk_holds_hash(kind, name, owner)]; r; r = r->next)
+        if (r->kind == kind && strcmp(r->name, name) == 0 && strcmp(r->owner, owner) == 0)
             return r;
     return NULL;
 }
@@ -71,6 +61,7 @@ rlk_holds_rec *rlk_holds_find(const rlk_holds *t, int kind, const char *name, co
 rlk_holds_rec *rlk_holds_get(rlk_holds *t, int kind, const char *name, const char *owner)
 {
     rlk_holds_rec *r = rlk_holds_find(t, kind, name, owner);
+    size_t i;
 
     if (r)
         return r;
@@ -80,18 +71,11 @@ rlk_holds_rec *rlk_holds_get(rlk_holds *t, int kind, const char *name, const cha
         return NULL;
     }
     r->kind = kind;
-    rlk_holds_put(t, r);
-    return r;
-}
-
-void rlk_holds_put(rlk_holds *t, rlk_holds_rec *r)
-{
-    size_t i = rlk_holds_hash(r->kind, r->name, r->owner);
-
     r->id = ++t->next_id;
+    i = rlk_holds_hash(kind, name, owner);
     r->next = t->b[i];
-    t->b[i] = t->last = r;
-    t->n++;
+    t->b[i] = r;
+    return r;
 }
 
 void rlk_holds_take(rlk_holds *t, rlk_holds_rec *r)
@@ -103,9 +87,6 @@ void rlk_holds_take(rlk_holds *t, rlk_holds_rec *r)
         if (*p == r) {
             *p = r->next;
             r->next = NULL;
-            t->n--;
-            if (t->last == r)
-                t->last = NULL;
             return;
         }
 }

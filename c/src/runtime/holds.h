@@ -50,8 +50,6 @@ void rlk_holds_free(void *table);
  * none; NULL: out of memory. */
 rlk_holds_rec *rlk_holds_find(const rlk_holds *t, int kind, const char *name, const char *owner);
 rlk_holds_rec *rlk_holds_get(rlk_holds *t, int kind, const char *name, const char *owner);
-/* Puts r (in no table: taken out of one, or made) into t, numbered anew (its key unique in t). */
-void rlk_holds_put(rlk_holds *t, rlk_holds_rec *r);
 /* Takes r out of t (not freed: rlk_holds_rec_free); _drop: out and freed. NULL: nothing. */
 void rlk_holds_take(rlk_holds *t, rlk_holds_rec *r);
 void rlk_holds_drop(rlk_holds *t, rlk_holds_rec *r);

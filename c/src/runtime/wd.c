@@ -392,9 +392,6 @@ void rlk_wd_free(rlk_wd *wd)
         wd->holds = e->next;
         rlk_hold_free(wd, e);
     }
-    if (wd->spare)
-        rlk_hold_free(wd, wd->spare->wd);
-    rlk_holds_rec_free(wd->spare);
     rlk_holds_free(wd->table);
     rlk_holds_free(wd->lost);
     pthread_cond_destroy(&wd->wake);

@@ -92,57 +92,15 @@ rlk_hold *rlk_hold_new(rlk_wd *wd, const rlk_hold_spec *h, long long lease_ms)
     return e;
 }
 
-/* Takes r out of the registry (if still in it), its watchdog entry out of the thread's list and
- * its channel, and keeps it as the spare (freeing the one before). */
+/* Takes r out of the registry (if still in it) and frees it and its watchdog entry. */
 static void rlk_wd_drop(rlk_wd *wd, rlk_holds_rec *r)
 {
     if (!r)
         return;
     rlk_holds_take(wd->table, r);
-    if (r->wd) {
-        rlk_wd_unlink(wd, r->wd);
-        rlk_hold_leave(wd, r->wd);
-    }
-    if (wd->spare)
-        rlk_hold_free(wd, wd->spare->wd);
-    rlk_holds_rec_free(wd->spare);
-    wd->spare = r;
-}
-
-/* The record of h's hold, made (count 0) when there is none: the spare when it is h's, as new
- * (its entry kept only when watchdog and it renews as rlk_hold_new(wd, h, wd->lease_ms) would:
- * the same KEYS and channel), else allocated. NULL: out of memory. */
-static rlk_holds_rec *rlk_wd_get(rlk_wd *wd, const rlk_hold_spec *h, int watchdog)
-{
-    rlk_holds_rec *r = rlk_holds_find(wd->table, h->kind, h->name, h->owner), *s = wd->spare;
-    rlk_hold *e;
-    int same;
-
-    if (r)
-        return r;
-    if (!s || s->kind != h->kind || strcmp(s->name, h->name) != 0 ||
-        strcmp(s->owner, h->owner) != 0)
-        return rlk_holds_get(wd->table, h->kind, h->name, h->owner);
-    r = s;
-    wd->spare = NULL;
-    e = r->wd;
-    *r = (rlk_holds_rec){.kind = r->kind, .name = r->name, .owner = r->owner};
-    same = e && watchdog && e->id.task == h->task && e->leave_now == h->leave_now &&
-           e->id.nkeys == (h->nkeys > 1 ? h->nkeys : 1) && !e->channel == !h->channel &&
-           (!h->channel || strcmp(e->channel, h->channel) == 0);
-    for (int i = 1; same && i < h->nkeys; i++)
-        same = strcmp(e->id.keys[i], h->keys[i]) == 0;
-    if (same) {     /* as rlk_hold_new made it: its id, channel and periods kept */
-        *e = (rlk_hold){.next = wd->holds, .id = e->id, .channel = e->channel,
-                        .leave_now = e->leave_now, .renew_ms = e->renew_ms,
-                        .period_ns = e->period_ns, .lost_after_ns = e->lost_after_ns};
-        rlk_renew_id_token(&e->id, 0);
-        wd->holds = r->wd = e;
-    } else {
-        rlk_hold_free(wd, e);
-    }
-    rlk_holds_put(wd->table, r);
-    return r;
+    rlk_wd_unlink(wd, r->wd);      /* NULL: none */
+    rlk_hold_free(wd, r->wd);
+    rlk_holds_rec_free(r);
 }
 
 /* ---------------------------------------------------------------- lost marks (wd->mu held) */
@@ -209,7 +167,7 @@ int rlk_wd_acquired_as(rlk_wd *wd, const rlk_hold_spec *h, long long lease_ms, i
     pthread_mutex_lock(&wd->mu);
     if (watchdog)
         rc = rlk_wd_start(wd);
-    if (rc == RLK_OK && (!(r = rlk_wd_get(wd, h, watchdog)) ||
+    if (rc == RLK_OK && (!(r = rlk_holds_get(wd->table, h->kind, h->name, h->owner)) ||
                          (watchdog && !r->wd && !(r->wd = rlk_hold_new(wd, h, wd->lease_ms))))) {
         if (r && r->count == 0)
             rlk_holds_drop(wd->table, r);

@@ -49,10 +49,6 @@ struct rlk_wd {
     pthread_cond_t wake;        /* the thread: a new watchdog entry, or stop */
     pthread_cond_t settled;     /* a renewal finished: its entries are out of flight */
     rlk_holds *table;           /* the registry: a record per hold (holds.h) */
-    rlk_holds_rec *spare;       /* the last record released (or forgotten), with its watchdog
-                                   entry (out of the thread's list and its channel): the next
-                                   hold of the same kind, name and owner takes it again, with no
-                                   allocation (NULL: none) */
     rlk_hold *holds;            /* the thread's entries: of its lease-less holds, and the kept
                                    ones (rlk_wd_keep: renewed, not held) */
     int reporting;              /* the thread is running lost reports */
