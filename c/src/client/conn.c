@@ -172,7 +172,9 @@ static int rlk_conn_command_hooked(rlk_client *c, redisContext *ctx, const char 
         (tail && redisAppendCommandArgv(ctx, tail->argc, tail->argv, tail->lens) != REDIS_OK))
         return rlk_set_ctx_error(c, ctx, what);
     rlk_tl_round_trips++;
-    rlk_sigpipe_enter(&g);
+    g.active = 0;
+    if (rlk_transport_signals(ctx))     /* a plain socket's writes cannot raise one */
+        rlk_sigpipe_enter(&g);
     rc = rlk_transport_flush(ctx) == REDIS_OK ? RLK_OK : rlk_set_ctx_error(c, ctx, what);
     if (rc == RLK_OK && written)
         *written = 1;

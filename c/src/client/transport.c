@@ -63,20 +63,26 @@ static void rlk_transport_error(redisContext *ctx, int type, const char *msg)
     errno = saved;
 }
 
+int rlk_transport_signals(const redisContext *ctx)
+{
+    return rlk_tls_conn_of(ctx) != NULL;
+}
+
 int rlk_transport_write(redisContext *ctx, int *done)
 {
     rlk_tls_conn *conn = rlk_tls_conn_of(ctx);
     size_t len;
 
-    if (!conn)
-        return redisBufferWrite(ctx, done);
     if (ctx->err)
         return REDIS_ERR;
     len = ctx->obuf ? sdslen(ctx->obuf) : 0;
     if (len > 0) {
         char why[128] = "";
-        int n = rlk_tls_conn_write(conn, ctx->obuf, len > INT_MAX ? INT_MAX : (int)len, why,
-                                   sizeof why);
+        /* A plain socket's write never raises SIGPIPE (MSG_NOSIGNAL; hiredis's write(2) would):
+         * a request on it needs no signal mask (client/conn.c). */
+        ssize_t n = conn ? rlk_tls_conn_write(conn, ctx->obuf, len > INT_MAX ? INT_MAX : (int)len,
+                                              why, sizeof why)
+                         : send(ctx->fd, ctx->obuf, len, MSG_NOSIGNAL);
 
         if (n < 0) {
             if (!((errno == EAGAIN && !(ctx->flags & REDIS_BLOCK)) || errno == EINTR)) {

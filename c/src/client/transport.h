@@ -47,10 +47,13 @@ int rlk_transport_dial(const rlk_client *c, const char *host, int port, struct t
  * err may already be set: the caller classifies it); RLK_ERR_NOMEM. */
 int rlk_transport_dial_nonblock(const rlk_client *c, redisContext **out);
 
-/* redisBufferWrite: writes what ctx->obuf holds (as much as the socket
+/* As redisBufferWrite (a plain connection's with MSG_NOSIGNAL): writes what ctx->obuf holds (as much as the socket
  * takes on a non-blocking context); *done (may be NULL) is 1 once it is
  * empty. REDIS_OK or REDIS_ERR (ctx->err set). */
 int rlk_transport_write(redisContext *ctx, int *done);
+/* 1 when a write on ctx may raise SIGPIPE (TLS: OpenSSL writes with write(2)); a plain TCP or
+ * unix connection's writes (rlk_transport_write) send with MSG_NOSIGNAL. */
+int rlk_transport_signals(const redisContext *ctx);
 /* rlk_transport_write until ctx->obuf is empty (a blocking context), errno
  * cleared before each write. REDIS_OK or REDIS_ERR (ctx->err set). */
 int rlk_transport_flush(redisContext *ctx);

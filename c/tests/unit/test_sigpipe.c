@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include "client/sigpipe.h"
+#include "client/transport.h"
 #include "check.h"
 
 static int sigpipe_pending(void)
@@ -47,6 +48,28 @@ static void write_to_closed_socket_is_harmless(void)
     close(sv[0]);
 }
 
+/* A request's write on a plain connection whose peer closed fails with EPIPE and raises no
+ * SIGPIPE, with no guard around it (the default disposition would end this program): rlk sends
+ * with MSG_NOSIGNAL where hiredis writes with write(2), so the blocking requests on plain TCP and
+ * unix sockets need no signal mask. A TLS connection may still raise one (OpenSSL writes). */
+static void plain_write_needs_no_guard(void)
+{
+    redisContext *ctx;
+    int sv[2], rc;
+
+    REQUIRE(socketpair(AF_UNIX, SOCK_STREAM, 0, sv) == 0);
+    REQUIRE((ctx = redisConnectFd(sv[0])) != NULL && !ctx->err);
+    close(sv[1]);
+    CHECK(!sigpipe_blocked());
+    CHECK(!rlk_transport_signals(ctx));
+    REQUIRE(redisAppendCommand(ctx, "PING") == REDIS_OK);
+    rc = rlk_transport_flush(ctx);
+    CHECK(rc == REDIS_ERR && ctx->err == REDIS_ERR_IO);
+    CHECK_STR_CONTAINS(ctx->errstr, "Broken pipe");
+    CHECK(!sigpipe_pending());
+    redisFree(ctx);     /* closes sv[0] */
+}
+
 static void mask_set_by_caller_is_kept(void)
 {
     sigset_t set;
@@ -77,6 +100,7 @@ static void successful_request_restores_mask(void)
 int main(void)
 {
     RUN_TEST(write_to_closed_socket_is_harmless);
+    RUN_TEST(plain_write_needs_no_guard);
     RUN_TEST(mask_set_by_caller_is_kept);
     RUN_TEST(successful_request_restores_mask);
     return check_summary("test_sigpipe");
