@@ -141,6 +141,87 @@ unsigned long long rlk_conn_round_trips(void)
     return rlk_tl_round_trips;
 }
 
+/* ---------------------------------------------------------------- requests */
+
+/* v in decimal at p; the byte after it. */
+static char *rlk_resp_uint(char *p, size_t v)
+{
+    char tmp[24];
+    int n = 0;
+
+    do
+        tmp[n++] = (char)('0' + v % 10);
+    while ((v /= 10) > 0);
+    while (n > 0)
+        *p++ = tmp[--n];
+    return p;
+}
+
+static size_t rlk_resp_digits(size_t v)
+{
+    size_t n = 1;
+
+    while (v >= 10)
+        v /= 10, n++;
+    return n;
+}
+
+size_t rlk_conn_format_argv(char *out, size_t cap, int argc, const char *const *argv,
+                            const size_t *lens)
+{
+    size_t need = 3 + rlk_resp_digits((size_t)argc);
+    char *p = out;
+
+    for (int i = 0; i < argc; i++) {
+        size_t len = lens ? lens[i] : strlen(argv[i]);
+
+        need += 1 + rlk_resp_digits(len) + 2 + len + 2;
+    }
+    if (!out || need > cap)
+        return need;
+    *p++ = '*';
+    p = rlk_resp_uint(p, (size_t)argc);
+    *p++ = '\r', *p++ = '\n';
+    for (int i = 0; i < argc; i++) {
+        size_t len = lens ? lens[i] : strlen(argv[i]);
+
+        *p++ = '$';
+        p = rlk_resp_uint(p, len);
+        *p++ = '\r', *p++ = '\n';
+        if (len)
+            memcpy(p, argv[i], len);
+        p += len;
+        *p++ = '\r', *p++ = '\n';
+    }
+    return need;
+}
+
+/* redisAppendCommandArgv's effect (the request appended to ctx's output
+ * buffer; REDIS_ERR with ctx->err set when out of memory), formatted by
+ * rlk_conn_format_argv: hiredis's formatter prints each length with
+ * sdscatfmt, about 7,000 instructions an EVALSHA of a lock call, most of
+ * a raw call's client instructions; this one takes a few hundred. */
+static int rlk_conn_append_argv(redisContext *ctx, int argc, const char *const *argv,
+                                const size_t *lens)
+{
+    char stack[1024], *buf = stack;
+    size_t need = rlk_conn_format_argv(stack, sizeof stack, argc, argv, lens);
+    int rc;
+
+    if (need > sizeof stack) {
+        if (!(buf = malloc(need))) {
+            ctx->err = REDIS_ERR_OOM;
+            snprintf(ctx->errstr, sizeof ctx->errstr, "Out of memory");
+            return REDIS_ERR;
+        }
+        rlk_conn_format_argv(buf, need, argc, argv, lens);
+    }
+    rc = redisAppendFormattedCommand(ctx, buf, need);
+    if (buf != stack)
+        free(buf);
+    return rc;
+}
+
 /* The next reply on ctx into *r; a lost one recorded as "<what> <addr>: ...". */
 static int rlk_conn_read(rlk_client *c, redisContext *ctx, const char *what, redisReply **r)
 {
@@ -168,8 +249,8 @@ static int rlk_conn_command_hooked(rlk_client *c, redisContext *ctx, const char 
     *reply = NULL;
     if (written)
         *written = 0;
-    if (ctx->err || redisAppendCommandArgv(ctx, argc, argv, argvlen) != REDIS_OK ||
-        (tail && redisAppendCommandArgv(ctx, tail->argc, tail->argv, tail->lens) != REDIS_OK))
+    if (ctx->err || rlk_conn_append_argv(ctx, argc, argv, argvlen) != REDIS_OK ||
+        (tail && rlk_conn_append_argv(ctx, tail->argc, tail->argv, tail->lens) != REDIS_OK))
         return rlk_set_ctx_error(c, ctx, what);
     rlk_tl_round_trips++;
     g.active = 0;

@@ -100,6 +100,13 @@ int rlk_conn_setup_cmd(const rlk_client *c, int i, const char *argv[3], size_t l
 /* The reply to set-up command i on ctx's connection: RLK_OK, or RLK_ERR_AUTH recorded, its
  * message naming the client's address (a cluster's: the node ctx is connected to). */
 int rlk_conn_check_setup_reply(rlk_client *c, const redisContext *ctx, int i, const redisReply *r);
+/* argv (lens NULL: C strings) in RESP's request form, the bytes
+ * redisFormatCommandArgv makes, written to out when they fit in cap bytes
+ * (no terminating NUL); the number of bytes the request takes, whether it
+ * fit or not (out NULL: only counted). What every request of a blocking
+ * call is written with (rlk_conn_command, rlk_conn_evalv). */
+size_t rlk_conn_format_argv(char *out, size_t cap, int argc, const char *const *argv,
+                            const size_t *lens);
 /* The call of script s as rlk_conn_evalv writes it (EVALSHA, or FCALL /
  * FCALL_RO once c's mode is decided so: the mode is not asked here),
  * formatted into *cmd (redisFreeCommand); its length, -1 out of memory. */
