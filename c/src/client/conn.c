@@ -633,12 +633,28 @@ int rlk_conn_load_all(rlk_client *c, redisContext *ctx)
 
 /* The call's argv: "EVALSHA" sha1 (or "FCALL" / "FCALL_RO" function: functions.h)
  * numkeys keys... args... */
+/* An EVALSHA's (or FCALL's) argv: in the struct itself up to
+ * RLK_EVALSHA_INLINE words (every lock call's), on the heap past that. */
+#define RLK_EVALSHA_INLINE 24
+
 typedef struct rlk_evalsha_argv {
     const char **argv;
     size_t *lens;
     int argc;
     char numkeys[16];
+    const char *argv_in[RLK_EVALSHA_INLINE];
+    size_t lens_in[RLK_EVALSHA_INLINE];
 } rlk_evalsha_argv;
+
+static void rlk_evalsha_free(rlk_evalsha_argv *e)
+{
+    if (e->argv != e->argv_in)
+        free(e->argv);
+    if (e->lens != e->lens_in)
+        free(e->lens);
+    e->argv = NULL;
+    e->lens = NULL;
+}
 
 static int rlk_evalsha_build(rlk_evalsha_argv *e, const rlk_fn_head *h,
                              int nkeys, const char *const *keys, const size_t *keylens,
@@ -647,17 +663,21 @@ static int rlk_evalsha_build(rlk_evalsha_argv *e, const rlk_fn_head *h,
     int n = 0;
 
     e->argc = 3 + nkeys + nargs;
-    e->argv = malloc((size_t)e->argc * sizeof *e->argv);
-    e->lens = malloc((size_t)e->argc * sizeof *e->lens);
-    if (!e->argv || !e->lens)
-        return RLK_ERR_NOMEM;
-    snprintf(e->numkeys, sizeof e->numkeys, "%d", nkeys);
+    if (e->argc <= RLK_EVALSHA_INLINE) {
+        e->argv = e->argv_in;
+        e->lens = e->lens_in;
+    } else {
+        e->argv = malloc((size_t)e->argc * sizeof *e->argv);
+        e->lens = malloc((size_t)e->argc * sizeof *e->lens);
+        if (!e->argv || !e->lens)
+            return RLK_ERR_NOMEM;
+    }
     e->argv[n] = h->argv[0];
     e->lens[n++] = h->lens[0];
     e->argv[n] = h->argv[1];
     e->lens[n++] = h->lens[1];
     e->argv[n] = e->numkeys;
-    e->lens[n++] = strlen(e->numkeys);
+    e->lens[n++] = (size_t)(rlk_resp_uint(e->numkeys, (size_t)nkeys) - e->numkeys);
     for (int i = 0; i < nkeys; i++, n++) {
         e->argv[n] = keys[i];
         e->lens[n] = keylens ? keylens[i] : strlen(keys[i]);
@@ -681,8 +701,7 @@ int rlk_conn_format_script(rlk_client *c, const rlk_script_info *s,
     rlk_fn_head_known(c, s, &h);    /* EVALSHA, or FCALL once the mode is decided so */
     if (rlk_evalsha_build(&e, &h, nkeys, keys, keylens, nargs, args, arglens) == RLK_OK)
         len = redisFormatCommandArgv(cmd, e.argc, e.argv, e.lens);
-    free(e.argv);
-    free(e.lens);
+    rlk_evalsha_free(&e);
     return len;
 }
 
@@ -836,7 +855,6 @@ int rlk_conn_evalv(rlk_client *c, redisContext *ctx, const rlk_script_info *s,
         r = NULL;
     }
     *reply = r;     /* NULL unless RLK_OK */
-    free(e.argv);
-    free(e.lens);
+    rlk_evalsha_free(&e);
     return rc;
 }
