@@ -34,10 +34,12 @@ int rlk_role_refuse(rlk_client *c, const rlk_script_info *s)
     const char *argv[1] = {"ROLE"};
     char msg[RLK_ERRSTR_MAX], of[300] = "";
     redisReply *r;
-    int rc, role, err = rlk_err(c);
+    int rc, role, err;
 
-    if (!rlk_script_writes(s) || atomic_load(&c->role) == RLK_ROLE_NOT_REPLICA)
+    /* The role first: once known, a lock call pays one atomic load here. */
+    if (atomic_load(&c->role) == RLK_ROLE_NOT_REPLICA || !rlk_script_writes(s))
         return RLK_OK;
+    err = rlk_err(c);
     /* First writing call, or a replica that may have been promoted since. */
     snprintf(msg, sizeof msg, "%s", rlk_errstr(c));
     rc = rlk_pool_command(c, "ROLE", 1, argv, NULL, &r);
