@@ -14,6 +14,8 @@
 struct rlk_holds {
     rlk_holds_rec *b[RLK_HOLDS_BUCKETS];
     unsigned long long next_id;
+    size_t n;                       /* records in the table */
+    rlk_holds_rec *last;            /* the record found or made last; NULL: none */
 };
 
 static size_t rlk_holds_hash(int kind, const char *name, const char *owner)
@@ -21,6 +23,11 @@ static size_t rlk_holds_hash(int kind, const char *name, const char *owner)
     unsigned long long h = rlk_hash(RLK_HASH_INIT ^ (unsigned long long)kind, name, strlen(name));
 
     return rlk_hash(h, owner, strlen(owner)) & (RLK_HOLDS_BUCKETS - 1);
+}
+
+static int rlk_holds_is(const rlk_holds_rec *r, int kind, const char *name, const char *owner)
+{
+    return r->kind == kind && strcmp(r->name, name) == 0 && strcmp(r->owner, owner) == 0;
 }
 
 rlk_holds *rlk_holds_new(void)
@@ -50,11 +57,21 @@ void rlk_holds_free(void *table)
     free(t);
 }
 
+/* A lock call looks up its hold several times (its kind's data, its count, the acquire's
+ * record, the release's), each once under the registry's mutex: the record found last is
+ * compared before the name and owner are hashed. Callers serialise every use of a table
+ * (holds.h), so find may note it. */
 rlk_holds_rec *rlk_holds_find(const rlk_holds *t, int kind, const char *name, const char *owner)
 {
+    rlk_holds *w = (rlk_holds *)t;
+
+    if (t->n == 0)
+        return NULL;
+    if (t->last && rlk_holds_is(t->last, kind, name, owner))
+        return t->last;
     for (rlk_holds_rec *r = t->b[rlk_holds_hash(kind, name, owner)]; r; r = r->next)
-        if (r->kind == kind && strcmp(r->name, name) == 0 && strcmp(r->owner, owner) == 0)
-            return r;
+        if (rlk_holds_is(r, kind, name, owner))
+            return w->last = r;
     return NULL;
 }
 
@@ -73,20 +90,24 @@ rlk_holds_rec *rlk_holds_get(rlk_holds *t, int kind, const char *name, const cha
     r->kind = kind;
     r->id = ++t->next_id;
     i = rlk_holds_hash(kind, name, owner);
+    r->bucket = i;
     r->next = t->b[i];
     t->b[i] = r;
-    return r;
+    t->n++;
+    return t->last = r;
 }
 
 void rlk_holds_take(rlk_holds *t, rlk_holds_rec *r)
 {
-    if (!r)
+    if (!r || r->bucket >= RLK_HOLDS_BUCKETS)
         return;
-    for (rlk_holds_rec **p = &t->b[rlk_holds_hash(r->kind, r->name, r->owner)]; *p;
-         p = &(*p)->next)
+    for (rlk_holds_rec **p = &t->b[r->bucket]; *p; p = &(*p)->next)
         if (*p == r) {
             *p = r->next;
             r->next = NULL;
+            t->n--;
+            if (t->last == r)
+                t->last = NULL;
             return;
         }
 }

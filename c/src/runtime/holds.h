@@ -19,6 +19,7 @@
 
 typedef struct rlk_holds_rec {
     struct rlk_holds_rec *next;     /* its bucket's */
+    size_t bucket;                  /* the bucket it is in (rlk_holds_get sets it) */
     unsigned long long id;          /* unique in its table (rlk_holds_get numbers them) */
     int kind;                       /* enum rlk_lock_kind */
     char *name;

@@ -71,6 +71,50 @@ static void test_take_drop(void)
     rlk_holds_free(t);
 }
 
+/* The record found last is compared first (holds.c): it never answers for another kind,
+ * name or owner, nor once it left the table, however it left. */
+static void test_last_found(void)
+{
+    rlk_holds *t = rlk_holds_new();
+    rlk_holds_iter it = {0};
+    rlk_holds_rec *a, *b, *c, *r;
+    long long held, wd;
+
+    REQUIRE(t != NULL);
+    a = rlk_holds_get(t, RLK_KIND_LOCK, "n", "uuid:1");
+    b = rlk_holds_get(t, RLK_KIND_LOCK, "n", "uuid:2");
+    c = rlk_holds_get(t, RLK_KIND_LOCK, "m", "uuid:9");      /* stays: the table is not empty */
+    REQUIRE(a != NULL && b != NULL && c != NULL);
+    CHECK(rlk_holds_find(t, RLK_KIND_LOCK, "n", "uuid:1") == a);
+    CHECK(rlk_holds_find(t, RLK_KIND_LOCK, "n", "uuid:3") == NULL);
+    CHECK(rlk_holds_find(t, RLK_KIND_LOCK, "n", "uuid:") == NULL);
+    CHECK(rlk_holds_find(t, RLK_KIND_LOCK, "nn", "uuid:1") == NULL);
+    CHECK(rlk_holds_find(t, RLK_KIND_FAIR, "n", "uuid:1") == NULL);
+    CHECK(rlk_holds_find(t, RLK_KIND_LOCK, "n", "uuid:2") == b);
+    CHECK(rlk_holds_find(t, RLK_KIND_LOCK, "n", "uuid:1") == a);
+    /* Dropped by a walk while it is the one found last. */
+    while ((r = rlk_holds_next(t, NULL, &it)) != NULL)
+        if (r == a)
+            rlk_holds_drop(t, r);
+    CHECK(rlk_holds_find(t, RLK_KIND_LOCK, "n", "uuid:1") == NULL);
+    CHECK(rlk_holds_find(t, RLK_KIND_LOCK, "n", "uuid:2") == b);
+    /* Taken while it is the one found last, then made again. */
+    CHECK(rlk_holds_find(t, RLK_KIND_LOCK, "n", "uuid:2") == b);
+    rlk_holds_take(t, b);
+    CHECK(rlk_holds_find(t, RLK_KIND_LOCK, "n", "uuid:2") == NULL);
+    rlk_holds_take(t, b);                        /* not in it: the count stays */
+    rlk_holds_gauges(t, &held, &wd);
+    CHECK_INT_EQ(held, 1);
+    r = rlk_holds_get(t, RLK_KIND_LOCK, "n", "uuid:2");
+    REQUIRE(r != NULL);
+    CHECK(r != b && rlk_holds_find(t, RLK_KIND_LOCK, "n", "uuid:2") == r);
+    rlk_holds_rec_free(b);
+    rlk_holds_gauges(t, &held, &wd);
+    CHECK_INT_EQ(held, 2);
+    CHECK(rlk_holds_find(t, RLK_KIND_LOCK, "m", "uuid:9") == c);
+    rlk_holds_free(t);
+}
+
 static void test_walk_gauges(void)
 {
     rlk_holds *t = rlk_holds_new();
@@ -151,6 +195,7 @@ int main(void)
 {
     RUN_TEST(test_find_get);
     RUN_TEST(test_take_drop);
+    RUN_TEST(test_last_found);
     RUN_TEST(test_walk_gauges);
     RUN_TEST(test_many);
     return check_summary("test_holds");
