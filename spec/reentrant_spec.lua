@@ -191,6 +191,74 @@ describe("reentrant/acquire", function()
   end)
 end)
 
+-- With several bad arguments the first in each script's order is named, and nothing changes:
+-- acquire checks the lease, the owner, the ticket, then delay_ms; release the publish command,
+-- the owner, the lease, then the claim window. Pinned for a fast path that checks its arguments
+-- apart from the others.
+describe("reentrant scripts name the first bad argument in a fixed order", function()
+  local LONG = string.rep("x", 1025)
+  local DELAY = "{res}:rlk_delay"
+  before_each(function()
+    assert.equal(NIL, acquire(A, 5000))
+    r:published()
+  end)
+
+  it("acquire: lease, owner, ticket, delay_ms", function()
+    local cases = {
+      { { "0", "", "x" }, "RLK_BADLEASE" },
+      { { "1e3", LONG, "0" }, "RLK_BADLEASE" },
+      { { "1000", "", "x" }, "RLK_BADOWNER" },
+      { { "1000", LONG, "0" }, "RLK_BADOWNER" },
+      { { "1000", "", "0" }, "RLK_BADOWNER" },
+      { { "1000", B, "01" }, "RLK_BADARG" },
+      { { "1000", B, "67108864" }, "RLK_BADARG" },
+      { { "1000", B, "x", "0" }, "RLK_BADARG ticket" },
+      { { "x", B, "x", "0" }, "RLK_BADLEASE" },
+      { { "1000", "", "0", "0" }, "RLK_BADOWNER" },
+      { { "1000", B, "0", "0" }, "RLK_BADARG delay_ms" },
+    }
+    for _, case in ipairs(cases) do
+      local keys = { LOCK, WAITERS, GRANT, case[1][4] and DELAY or nil }
+      local before = sa.snapshot(r, { LOCK, WAITERS, GRANT, DELAY })
+      sa.assert_error(r:script("reentrant/acquire", keys, case[1]), case[2])
+      sa.assert_unchanged(r, before)
+    end
+  end)
+
+  it("release: publish, owner, lease, claim_ms", function()
+    local cases = {
+      { { "", "0", "0", "pub" }, "RLK_BADPUBLISH" },
+      { { A, "0", "0", "PUBLISH" }, "RLK_BADPUBLISH" },
+      { { LONG, "0", "0", "spublish" }, "RLK_BADOWNER" },
+      { { "", "1000", "50", "publish" }, "RLK_BADOWNER" },
+      { { A, "0", "0", "publish" }, "RLK_BADLEASE" },
+      { { A, "1000000000001", "50", "publish" }, "RLK_BADLEASE" },
+      { { A, "1000", "0", "publish" }, "RLK_BADARG claim_ms" },
+      { { A, "1000", "1000000000001", "publish" }, "RLK_BADARG claim_ms" },
+    }
+    for _, case in ipairs(cases) do
+      local before = sa.snapshot(r, { LOCK, WAITERS, GRANT })
+      sa.assert_error(r:script("reentrant/release", { LOCK, CHANNEL, WAITERS, GRANT }, case[1]),
+        case[2])
+      sa.assert_unchanged(r, before)
+      assert.same({}, r:published())
+    end
+  end)
+
+  it("the usual arguments at their bounds are taken as before", function()
+    -- a 12-digit lease and claim window (the longest the fast paths read) and a 13-digit one
+    assert.equal(NIL, r:script("reentrant/acquire", { LOCK, WAITERS, GRANT },
+      { "999999999999", A, "0" }))
+    assert.equal("2", count(A))
+    assert.equal(0, release(A, "1000000000000"))
+    assert.equal(1, r:script("reentrant/release", { LOCK, CHANNEL, WAITERS, GRANT },
+      { A, "999999999999", "999999999999", "spublish" }))
+    assert.equal(0, r:call("EXISTS", LOCK))
+    assert.equal(NIL, r:script("reentrant/acquire", { LOCK, WAITERS, GRANT },
+      { "1000000000000", string.rep("y", 1024), "0" }))
+  end)
+end)
+
 describe("reentrant/release", function()
   it("releases the last hold: key deleted, 0 published on the channel", function()
     assert.equal(NIL, acquire(A))
