@@ -1,5 +1,5 @@
 -- name: reentrant/acquire
--- version: 17
+-- version: 18
 -- summary: Acquire or re-enter a reentrant lock, claim it when reserved for this waiter, or join the queue.
 -- redisson: RedissonLock.tryLockInnerAsync (hincrby + pexpire, pttl when held); rlk's: queue, grant, TTL never cut
 -- time: none
@@ -21,55 +21,66 @@
 -- error RLK_WRONGTYPE: lock not a lock's (lib/lock_shape), waiters no list, grant no string, delay or who another type
 -- end
 
-if #KEYS ~= #ARGV or (#KEYS ~= 3 and #KEYS ~= 4) then
+local nkeys = #KEYS
+if nkeys ~= #ARGV or (nkeys ~= 3 and nkeys ~= 4) then
   return redis.error_reply('RLK_BADARG expected 3 keys and 3 arguments (lock-delay: 4 and 4)')
 end
-local lock, waiters, grant, delay = KEYS[1], KEYS[2], KEYS[3], KEYS[4]
-local lease_ms, owner, ticket, delay_ms = ARGV[1], ARGV[2], ARGV[3], ARGV[4]
--- Held grants (docs/runtime.md, "Held grants"): ARGV[4] held names KEYS[4] the hash {lock}:rlk_who
--- where a waiter's ticket records its owner and lease, so that a release can write the lock in its
--- name; no lock-delay then. Without it (3 keys, or a delay) nothing of this runs.
-local who
-if delay and delay_ms == 'held' then
-  who, delay, delay_ms = delay, nil, nil
-end
--- The checks run on every call, so they are the cheapest that decide (they are most of the
--- server time these scripts take beyond Redisson's, docs/performance.md): the usual lease (under
--- 13 digits) by one pattern inline; is_lease decides the rest, made only when it is needed (a
--- closure made on every call, even one never called, costs the uncontended acquire).
-local is_lease
-if delay or not (#lease_ms < 13 and lease_ms:find('^[1-9]%d*$')) then
-  -- luacheck: push ignore 431 (the helpers' names and parameters are the values' own)
-  is_lease = (function()
+local lock, grant, lease_ms, owner, ticket = KEYS[1], KEYS[3], ARGV[1], ARGV[2], ARGV[3]
+-- The usual single try, decided first and alone: ticket 0, no lock-delay, an owner of 1..1024
+-- bytes and the usual lease (under 13 digits, one pattern inline). Every argument is then one the
+-- checks below accept, so they are skipped, and its replies are theirs. The checks run on every
+-- call, so they are the fewest that decide: they are most of the server time these scripts take
+-- beyond Redisson's (docs/performance.md).
+local usual = ticket == '0' and (nkeys == 3 or ARGV[4] == 'held') and #owner > 0
+  and #owner <= 1024 and #lease_ms < 13 and lease_ms:find('^[1-9]%d*$')
+local t, delay, delay_ms, who, is_lease = 0, nil, nil, nil, nil
+if not usual then
+  delay, delay_ms = KEYS[4], ARGV[4]
+  -- Held grants (docs/runtime.md, "Held grants"): ARGV[4] held names KEYS[4] the hash
+  -- {lock}:rlk_who where a waiter's ticket records its owner and lease, so that a release can
+  -- write the lock in its name; no lock-delay then. Without it (3 keys, or a delay) nothing of
+  -- this runs.
+  if delay and delay_ms == 'held' then
+    who, delay, delay_ms = delay, nil, nil
+  end
+  -- is_lease decides an unusual lease (13 digits) and the delay, made only when it is needed (a
+  -- closure made on every call, even one never called, costs the uncontended acquire).
+  if delay or not (#lease_ms < 13 and lease_ms:find('^[1-9]%d*$')) then
+    -- luacheck: push ignore 431 (the helpers' names and parameters are the values' own)
+    is_lease = (function()
 --- @include "lib/is_lease"
-    return is_lease
-  end)()
-  -- luacheck: pop
-  if not is_lease(lease_ms) then
-    return redis.error_reply('RLK_BADLEASE lease_ms must be an integer in 1..1000000000000')
+      return is_lease
+    end)()
+    -- luacheck: pop
+    if not is_lease(lease_ms) then
+      return redis.error_reply('RLK_BADLEASE lease_ms must be an integer in 1..1000000000000')
+    end
   end
-end
-if #owner < 1 or #owner > 1024 then
-  return redis.error_reply('RLK_BADOWNER owner must be 1..1024 bytes')
-end
-local t = 0
-if ticket ~= '0' then
-  t = tonumber(ticket)
-  if not t or t % 1 ~= 0 or t < -67108863 or t > 67108863 or tostring(t) ~= ticket then
-    return redis.error_reply('RLK_BADARG ticket must be an integer in -67108863..67108863')
+  if #owner < 1 or #owner > 1024 then
+    return redis.error_reply('RLK_BADOWNER owner must be 1..1024 bytes')
   end
-end
-if delay and not is_lease(delay_ms) then
-  return redis.error_reply('RLK_BADARG delay_ms must be an integer in 1..1000000000000')
+  if ticket ~= '0' then
+    t = tonumber(ticket)
+    if not t or t % 1 ~= 0 or t < -67108863 or t > 67108863 or tostring(t) ~= ticket then
+      return redis.error_reply('RLK_BADARG ticket must be an integer in -67108863..67108863')
+    end
+  end
+  if delay and not is_lease(delay_ms) then
+    return redis.error_reply('RLK_BADARG delay_ms must be an integer in 1..1000000000000')
+  end
 end
 
 -- The uncontended path: neither the lock nor a reservation exists (one call tells both), so the
 -- lock is created fresh; no type can be wrong on keys that do not exist. Arguments to redis.call
 -- on this path are strings: a Lua number would be formatted on every call.
-if t >= 0 and not delay and redis.call('exists', lock, grant) == 0 then
+if (usual or t >= 0 and not delay) and redis.call('exists', lock, grant) == 0 then
   redis.call('hset', lock, owner, '1')
   redis.call('pexpire', lock, lease_ms)
   return nil
+end
+local waiters = KEYS[2]
+if usual and nkeys == 4 then
+  who = KEYS[4]  -- held grants (above)
 end
 
 -- Lock-delay (KEYS[4], only when the caller asks for it): every take writes the delay key with

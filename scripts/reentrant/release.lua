@@ -1,5 +1,5 @@
 -- name: reentrant/release
--- version: 14
+-- version: 15
 -- summary: Leave a reentrant lock once; on the last exit delete it, reserve it for the first waiter, publish.
 -- redisson: RedissonLock.unlockInnerAsync (hincrby -1; pexpire while held, else del + publish 0); grant: rlk's
 -- time: none
@@ -25,29 +25,51 @@
 -- error RLK_BADPUBLISH: publish is not exactly publish or spublish
 -- end
 
-if (#KEYS ~= 4 and #KEYS ~= 5) or (#ARGV ~= 4 and (#ARGV ~= 5 or #KEYS ~= 5 or ARGV[5] ~= 'held')) then
+local nkeys, nargs = #KEYS, #ARGV
+if (nkeys ~= 4 and nkeys ~= 5) or (nargs ~= 4 and (nargs ~= 5 or nkeys ~= 5 or ARGV[5] ~= 'held')) then
   return redis.error_reply('RLK_BADARG expected 4 keys and 4 arguments (lock-delay: 5 keys; held: 5 and 5)')
 end
-local lock, channel, waiters, grant, delay = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5]
-local owner, lease_ms, claim_ms, publish = ARGV[1], ARGV[2], ARGV[3], ARGV[4]
+local lock, owner, lease_ms, claim_ms, publish = KEYS[1], ARGV[1], ARGV[2], ARGV[3], ARGV[4]
+-- The uncontended path, first and on its own: 4 keys (no lock-delay, no held grants), the usual
+-- lease, claim window and publish command (under 13 digits, one pattern each), an owner of 1..1024
+-- bytes: every argument is one the checks below would accept, so its replies are theirs. The last
+-- exit (count '1', what HSET/HINCRBY wrote: no tonumber) with nobody queued deletes the lock and
+-- publishes 0, Redisson's four commands; any other count or a waiter popped goes on below with
+-- what was read (no command sent twice). The checks run on every call, so they are the fewest
+-- that decide: they are most of the server time these scripts take beyond Redisson's
+-- (docs/performance.md).
+local count, head
+if nkeys == 4 and (publish == 'publish' or publish == 'spublish') and #owner > 0
+  and #owner <= 1024 and #lease_ms < 13 and #claim_ms < 13 and lease_ms:find('^[1-9]%d*$')
+  and claim_ms:find('^[1-9]%d*$') then
+  count = redis.pcall('hget', lock, owner)
+  if count == '1' then
+    head = redis.pcall('lpop', KEYS[3])
+    if not head then
+      redis.call('del', lock)
+      redis.call(publish, KEYS[2], '0')
+      return 1
+    end
+  end
+end
+local channel, waiters, grant, delay = KEYS[2], KEYS[3], KEYS[4], KEYS[5]
 -- Held grants (docs/runtime.md, "Held grants"): ARGV[5] held names KEYS[5] the hash {lock}:rlk_who
 -- of the waiters' records (lib/hand_over_held); no lock-delay then.
 local who
 if delay and ARGV[5] then
   who, delay = delay, nil
 end
--- The checks run on every call, so they are the cheapest that decide (they are most of the
--- server time these scripts take beyond Redisson's, docs/performance.md): the usual lease, claim
--- window and publish command by one pattern over the three; publish_cmd and is_lease decide the
--- rest and name the wrong one, in the order of before.
-local usual = #lease_ms < 13 and #claim_ms < 13
-  and (lease_ms .. ' ' .. claim_ms .. ' ' .. publish):find('^[1-9]%d* [1-9]%d* s?publish$')
 -- The helpers of the slow paths (an unusual argument, lock-delay) are made only when one is taken:
 -- a closure made on every call, even one never called, costs the uncontended release.
 local is_lease, publish_cmd, delay_shape, renew_delay
-if not usual or delay then
-  -- luacheck: push ignore 431 (the helpers' names and parameters are the values' own)
-  is_lease, publish_cmd, delay_shape, renew_delay = (function()
+if count == nil then
+  -- The arguments, checked in this order: the publish command, the owner, the lease, the claim
+  -- window; the usual ones by one pattern over the three.
+  local usual = #lease_ms < 13 and #claim_ms < 13
+    and (lease_ms .. ' ' .. claim_ms .. ' ' .. publish):find('^[1-9]%d* [1-9]%d* s?publish$')
+  if not usual or delay then
+    -- luacheck: push ignore 431 (the helpers' names and parameters are the values' own)
+    is_lease, publish_cmd, delay_shape, renew_delay = (function()
 --- @include "lib/is_lease"
 
 --- @include "lib/publish_cmd"
@@ -55,29 +77,29 @@ if not usual or delay then
 --- @include "lib/delay_shape"
 
 --- @include "lib/renew_delay"
-    return is_lease, publish_cmd, delay_shape, renew_delay
-  end)()
-  -- luacheck: pop
-end
-if not usual then
-  local bad_publish
-  publish, bad_publish = publish_cmd(publish)
-  if not publish then return bad_publish end
-end
-if #owner < 1 or #owner > 1024 then
-  return redis.error_reply('RLK_BADOWNER owner must be 1..1024 bytes')
-end
-if not usual then
-  if not is_lease(lease_ms) then
-    return redis.error_reply('RLK_BADLEASE lease_ms must be an integer in 1..1000000000000')
+      return is_lease, publish_cmd, delay_shape, renew_delay
+    end)()
+    -- luacheck: pop
   end
-  if not is_lease(claim_ms) then
-    return redis.error_reply('RLK_BADARG claim_ms must be an integer in 1..1000000000000')
+  if not usual then
+    local bad_publish
+    publish, bad_publish = publish_cmd(publish)
+    if not publish then return bad_publish end
   end
+  if #owner < 1 or #owner > 1024 then
+    return redis.error_reply('RLK_BADOWNER owner must be 1..1024 bytes')
+  end
+  if not usual then
+    if not is_lease(lease_ms) then
+      return redis.error_reply('RLK_BADLEASE lease_ms must be an integer in 1..1000000000000')
+    end
+    if not is_lease(claim_ms) then
+      return redis.error_reply('RLK_BADARG claim_ms must be an integer in 1..1000000000000')
+    end
+  end
+  -- Type errors come from the first call that touches a key (no TYPE on the hot path).
+  count = redis.pcall('hget', lock, owner)
 end
-
--- Type errors come from the first call that touches a key (no TYPE on the hot path).
-local count = redis.pcall('hget', lock, owner)
 if count and count.err then  -- a string's .err is nil (string library)
   return redis.error_reply('RLK_WRONGTYPE lock key holds a ' .. redis.call('type', lock).ok
     .. ', not a hash')
@@ -110,10 +132,10 @@ end
 -- The first waiter leaves the queue: the first write, so a waiters key of another type is refused
 -- with nothing changed. Held grants: the first waiter is read first (LINDEX, as many commands as the
 -- LPOP it replaces when nobody waits), the who key's type checked, then it is popped.
-local head
-if not who then
+-- A head popped by the uncontended path above (4 keys: no held grants) is served as one popped here.
+if not head and not who then
   head = redis.pcall('lpop', waiters)
-else
+elseif not head then
   head = redis.pcall('lindex', waiters, '0')
   if head and not head.err then
     local kind = redis.call('type', who).ok
