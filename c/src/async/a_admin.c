@@ -213,7 +213,7 @@ rlk_async_req *rlk_async_latch_await(rlk_async *ac, const char *name, long long 
         return r;
     channel = rlk_fam_braced_name(RLK_NAMES_CH_LATCH, name);
     if (!channel || rlk_a_once_await(r, &rlk_latch_count_call, channel, timeout_ms,
-                                     "count still above 0") != 0)
+                                     RLK_LATCH_BUSY) != 0)
         rlk_ae_complete(r, RLK_ERR_NOMEM, 0, NULL, "%s %s: out of memory", who, name);
     free(channel);
     return r;

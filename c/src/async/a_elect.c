@@ -26,6 +26,7 @@
 #include <string.h>
 
 #include "client/scripts.h"
+#include "kinds/acq.h"
 #include "kinds/elect.h"
 #include "kinds/names.h"
 #include "runtime/fam.h"
@@ -126,12 +127,12 @@ rlk_async_req *rlk_async_elect_proclaim(rlk_async *ac, const char *name, unsigne
                                         privdata);
     char owner[RLK_OWNER_MAX + 1];
     rlk_proto_argvals v = {.owner = owner, .value = value};
+    rlk_acq_act x;
 
     if (!r || rlk_ae_req_done(r))
         return r;
-    if (!value || strlen(value) > rlk_elect_row.value_max) {
-        rlk_ae_complete(r, RLK_ERR_ARG, 0, NULL, "election %s: %s", name,
-                        value ? "value longer than 65536 bytes" : "a value is required");
+    if (rlk_acq_value(&rlk_elect_row, name, value, &x) == RLK_ACQ_END) {
+        rlk_ae_complete(r, x.err, 0, NULL, "%s", x.msg);
         return r;
     }
     rlk_ae_owner(ac, task, owner, sizeof owner);

@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "kinds/acq.h"
 #include "engine/engine.h"
 #include "async/a_common.h"
 #include "async/a_kind.h"
@@ -63,16 +64,17 @@ static void aon_end(aon *o, int err, const char *fmt, ...) __attribute__((format
 static void aon_end(aon *o, int err, const char *fmt, ...)
 {
     char why[RLK_ERRSTR_MAX];
+    rlk_acq_act x;
     va_list ap;
 
     rlk_a_wait_quiet(&o->w);
     va_start(ap, fmt);
     vsnprintf(why, sizeof why, fmt, ap);
     va_end(ap);
-    if (err == RLK_ERR_BUSY && o->busy)
-        rlk_ae_complete(o->h.r, err, 0, NULL, "%s %s: %s after %lld ms", o->what, o->name, o->busy,
-                        rlk_a_common_elapsed(&o->h));
-    else
+    if (err == RLK_ERR_BUSY && o->busy) {
+        rlk_acq_waited(o->what, o->name, o->busy, rlk_a_common_elapsed(&o->h), &x);
+        rlk_ae_complete(o->h.r, err, 0, NULL, "%s", x.msg);
+    } else
         rlk_ae_complete(o->h.r, err, 0, NULL, "%s %s: %s", o->what, o->name, why);
 }
 

@@ -50,12 +50,20 @@ static int rlk_acq_reentry(const rlk_acq *q, rlk_acq_act *a)
                        q->row->what, q->name, q->owner);
 }
 
-int rlk_acq_begin(rlk_acq *q, long long token, rlk_acq_act *a)
+int rlk_acq_value(const rlk_proto *row, const char *name, const char *value, rlk_acq_act *a)
 {
     memset(a, 0, sizeof *a);
-    if (q->value && strlen(q->value) > q->row->value_max)
-        return rlk_acq_end(a, RLK_ERR_ARG, "%s %s: value longer than %zu bytes", q->row->what,
-                           q->name, q->row->value_max);
+    if (!value || strlen(value) > row->value_max)
+        return rlk_acq_end(a, RLK_ERR_ARG, value ? "%s %s: value longer than %zu bytes"
+                           : "%s %s: a value is required", row->what, name, row->value_max);
+    return RLK_ACQ_SEND;
+}
+
+int rlk_acq_begin(rlk_acq *q, long long token, rlk_acq_act *a)
+{
+    if (q->value && rlk_acq_value(q->row, q->name, q->value, a) == RLK_ACQ_END)
+        return RLK_ACQ_END;
+    memset(a, 0, sizeof *a);
     /* A hold this client records: refused before any I/O (it would only be refused by the
      * script, or wait behind itself); or, one hold only, its token with nothing sent (a second
      * hold would count twice in the client but once on the server). */
@@ -233,11 +241,17 @@ static int rlk_acq_unsettled(rlk_acq *q, rlk_acq_act *a, const char *why, const 
     return rlk_acq_end(a, RLK_ERR_UNSETTLED, "%s (outcome unknown: %s)", why, tail);
 }
 
-int rlk_acq_busy(rlk_acq *q, long long elapsed_ms, rlk_acq_act *a)
+int rlk_acq_waited(const char *what, const char *name, const char *busy, long long elapsed_ms,
+                   rlk_acq_act *a)
 {
     memset(a, 0, sizeof *a);
-    return rlk_acq_end(a, RLK_ERR_BUSY, "%s %s: %s after %lld ms", q->row->what, q->name,
-                       q->row->busy ? q->row->busy : "held by another holder", elapsed_ms);
+    return rlk_acq_end(a, RLK_ERR_BUSY, "%s %s: %s after %lld ms", what, name,
+                       busy ? busy : "held by another holder", elapsed_ms);
+}
+
+int rlk_acq_busy(rlk_acq *q, long long elapsed_ms, rlk_acq_act *a)
+{
+    return rlk_acq_waited(q->row->what, q->name, q->row->busy, elapsed_ms, a);
 }
 
 int rlk_acq_not_held(const rlk_acq *q, rlk_acq_act *a)

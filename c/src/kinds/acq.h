@@ -95,6 +95,11 @@ typedef struct rlk_acq {
 void rlk_acq_init(rlk_acq *q, const rlk_proto *row, const char *name, const char *owner,
                   int given, long long known);
 
+/* A value argument of row's calls on name (the election's campaign and proclaim; both APIs):
+ * END RLK_ERR_ARG "<what> <name>: value longer than N bytes" ("a value is required" for
+ * NULL), else SEND. */
+int rlk_acq_value(const rlk_proto *row, const char *name, const char *value, rlk_acq_act *a);
+
 /* Before any I/O: END RLK_ERR_ARG for a value longer than the row takes; then by the hold the
  * client records of the owner (q->known, token its token): END RLK_ERR_REENTRY for a
  * non-reentrant row, END RLK_OK with the token for a one-hold row (the election: leading
@@ -122,8 +127,11 @@ int rlk_acq_lost(rlk_acq *q, int rel, int rc, rlk_acq_act *a);
 int rlk_acq_read(rlk_acq *q, const redisReply *r, long long read_ms, const char *why,
                  rlk_acq_act *a);
 
-/* A wait that ran out after elapsed_ms (a single try's too): END RLK_ERR_BUSY "<what> <name>:
- * <busy> after N ms", the row's what and busy (both APIs). */
+/* A wait of what name that ran out after elapsed_ms (a single try's too): END RLK_ERR_BUSY
+ * "<what> <name>: <busy> after N ms" (busy NULL: "held by another holder"; both APIs: a lock
+ * row's, rlk_acq_busy, with the row's what and busy; a latch's await, RLK_LATCH_BUSY). */
+int rlk_acq_waited(const char *what, const char *name, const char *busy, long long elapsed_ms,
+                   rlk_acq_act *a);
 int rlk_acq_busy(rlk_acq *q, long long elapsed_ms, rlk_acq_act *a);
 
 /* A waiter that gives up: 1 and the row's cancel (call, args) when its acquire may have queued

@@ -159,14 +159,6 @@ static int rlk_elect_passed(rlk_elect *e)
     return rlk_elect_lease_passed(rlk_clock_now_ns(), deadline_ns);
 }
 
-/* 1 when value is longer than the scripts take (RLK_ERR_ARG recorded). */
-static int rlk_elect_value_bad(rlk_elect *e, const char *value)
-{
-    return strlen(value) > RLK_ELECT_VALUE_MAX &&
-           rlk_set_error(e->b.c, RLK_ERR_ARG, "election %s: value longer than %d bytes", e->b.name,
-                         RLK_ELECT_VALUE_MAX);
-}
-
 /* Already the leader in this client: its term, nothing sent (RLK_PROTO_ONE_HOLD), while its
  * lease lasts; once it has passed the record goes and the campaign asks the server (which
  * gives the same term back only to this incarnation, its lock still there). A campaign's
@@ -222,10 +214,13 @@ int rlk_elect_proclaim(rlk_elect *e, const char *value)
     rlk_proto_argvals v = {.owner = owner, .value = value, .secret = e ? e->secret : NULL};
     rlk_proto_outcome o;
     redisReply *r = NULL;
+    rlk_acq_act x;
     int rc;
 
-    if (!e || !value || rlk_elect_value_bad(e, value))
+    if (!e)
         return RLK_ERR_ARG;
+    if (rlk_acq_value(&rlk_elect_row, e->b.name, value, &x) == RLK_ACQ_END)
+        return rlk_set_error(e->b.c, x.err, "%s", x.msg);
     if ((rc = rlk_elect_term(e, &v.term)) != RLK_OK ||
         (rc = rlk_elect_owner(e, owner, sizeof owner)) != RLK_OK)
         return rc;

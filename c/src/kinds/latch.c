@@ -167,6 +167,7 @@ int rlk_latch_await(rlk_latch *l, long long timeout_ms)
     rlk_handle_call hc = rlk_handle_call_begin(l ? &l->b : NULL);
     long long start = rlk_clock_now_ns();
     rlk_waiter w;
+    rlk_acq_act x;
     int rc = RLK_ERR_ARG;
 
     if (l) {
@@ -176,8 +177,10 @@ int rlk_latch_await(rlk_latch *l, long long timeout_ms)
                                the top) */
         rc = rlk_wait_acquire(&w, start, timeout_ms, 1);    /* open already: not subscribed */
     }
-    if (rc == RLK_ERR_BUSY)
-        rc = rlk_set_error(l->b.c, RLK_ERR_BUSY, "latch %s: count still above 0 after %lld ms",
-                           l->b.name, (rlk_clock_now_ns() - start) / 1000000LL);
+    if (rc == RLK_ERR_BUSY) {
+        rlk_acq_waited("latch", l->b.name, RLK_LATCH_BUSY, (rlk_clock_now_ns() - start) /
+                       RLK_NS_PER_MS, &x);
+        rc = rlk_set_error(l->b.c, x.err, "%s", x.msg);
+    }
     return rlk_handle_call_end(&hc, RLK_MKIND_LATCH, rc);
 }

@@ -23,7 +23,11 @@
  *                   "unlock <kind> NAME: not held by OWNER" on both ("not every value held by"
  *                   for a faster MultiLock);
  *   value_long      an election campaign with a value of 65537 bytes: RLK_ERR_ARG "election
- *                   NAME: value longer than 65536 bytes" on both, nothing sent.
+ *                   NAME: value longer than 65536 bytes" on both, nothing sent;
+ *   proclaim_value  a proclaim with a value of 65537 bytes, and with none (NULL): RLK_ERR_ARG
+ *                   with the same message on both, nothing sent;
+ *   latch_busy      a latch counted at 1; the caller awaits it with no wait and with 150 ms:
+ *                   RLK_ERR_BUSY "latch NAME: count still above 0 after N ms" on both.
  *
  *   rlk_async_busy_both_<loop> <case>|all
  */
@@ -449,6 +453,75 @@ static void test_value_long(void)
     free(big);
 }
 
+/* A proclaim whose value is longer than the scripts take, or missing: refused before
+ * anything is sent, alike on both APIs (RLK_ERR_ARG). */
+static void test_proclaim_value(void)
+{
+    const char *name = "abb:proclaim";
+    char *big = malloc(65538);
+    rlk_client *c;
+    rlk_elect *e;
+    outcome b, a;
+    ap_cl ac;
+    ap_res x;
+    int err;
+
+    REQUIRE(big != NULL);
+    memset(big, 'v', 65537);
+    big[65537] = '\0';
+    for (int k = 0; k < 2; k++) {
+        const char *value = k ? NULL : big;
+
+        open_client(&c);
+        REQUIRE((e = rlk_elect_new(c, name)) != NULL);
+        err = rlk_elect_proclaim(e, value);
+        note(&b, err, rlk_errstr(c), "");
+        rlk_elect_free(e);
+        rlk_free(c);
+        REQUIRE(ap_cl_open(&ac, url, 0, 0, 0) == RLK_OK);
+        RUN(ac, x, rlk_async_elect_proclaim(ac.ac, name, 1, value, ap_on_res, &x));
+        note(&a, x.err, x.errstr, "");
+        ap_cl_close(&ac);
+        CHECK_INT_EQ(ap_rule_breaks, 0);
+        same(k ? "proclaim NULL" : "proclaim 65537 bytes", &b, &a, RLK_ERR_ARG);
+    }
+    free(big);
+}
+
+/* A latch counted at 1, awaited with no wait and with WAIT_MS on both APIs: busy, alike. */
+static void test_latch_busy(void)
+{
+    const char *name = "abb:latch";
+    rlk_client *c;
+    rlk_latch *l;
+    outcome b[2], a[2];
+    char what[64];
+    int set = 0, err;
+    ap_cl ac;
+    ap_res x;
+
+    open_client(&c);
+    REQUIRE((l = rlk_latch_new(c, name)) != NULL);
+    REQUIRE(rlk_latch_try_set_count(l, 1, &set) == RLK_OK && set);
+    for (int w = 0; w < 2; w++) {
+        err = rlk_latch_await(l, w ? WAIT_MS : 0);
+        note(&b[w], err, rlk_errstr(c), "");
+    }
+    REQUIRE(ap_cl_open(&ac, url, 0, 0, 0) == RLK_OK);
+    for (int w = 0; w < 2; w++) {
+        RUN(ac, x, rlk_async_latch_await(ac.ac, name, w ? WAIT_MS : 0, ap_on_res, &x));
+        note(&a[w], x.err, x.errstr, "");
+    }
+    ap_cl_close(&ac);
+    CHECK_INT_EQ(ap_rule_breaks, 0);
+    for (int w = 0; w < 2; w++) {
+        snprintf(what, sizeof what, "%s, wait %d ms", name, w ? WAIT_MS : 0);
+        same(what, &b[w], &a[w], RLK_ERR_BUSY);
+    }
+    rlk_latch_free(l);
+    rlk_free(c);
+}
+
 static void test_lock_busy(void)
 {
     busy(LOCK, "abb:lock");
@@ -519,6 +592,7 @@ static const at_case cases[] = {
     {"upgrade", test_upgrade},           {"nr_reentry", test_nr_reentry},
     {"sem_busy", test_sem_busy},         {"psem_busy", test_psem_busy},
     {"not_held", test_not_held},         {"value_long", test_value_long},
+    {"proclaim_value", test_proclaim_value}, {"latch_busy", test_latch_busy},
 };
 
 int main(int argc, char **argv)
