@@ -317,7 +317,7 @@ static void alk_read_back(rlk_a_lockreq *a)
     rlk_acq_act x;
     const char *argv[3] = {"HGET", a->name, x.field};
 
-    rlk_acq_lost(&a->m, a->m.rel, a->m.lost_rc, &x);
+    rlk_acq_lost(&a->m, a->m.rel, &x);
     a->cw = ALK_READ;
     if (x.call)
         alk_send(a, x.call, x.args, a->lease_ms, 0, ALK_READ);
@@ -472,9 +472,8 @@ static void alk_reply(rlk_async *ac, int rc, const redisReply *r, const char *er
     if (rc == RLK_ERR_IO && lost && (a->cw == ALK_ACQUIRE || a->cw == ALK_RELEASE)) {
         /* Counted and read back; if it did not run, sent again within the wait */
         RLK_A_COUNT(a->h, lost_replies);
-        alk_set_msg(a, "%s %s: %s", a->k->what, a->name, errstr);
+        alk_set_msg(a, "%s", errstr);
         a->m.rel = a->cw == ALK_RELEASE;
-        a->m.lost_rc = rc;
         a->m.again_by_ms = a->wait_ms == -1 ? LLONG_MAX : a->h.start + a->wait_ms;
         alk_read_back(a);
         return;

@@ -213,11 +213,10 @@ int rlk_acq_adds(const rlk_acq *q, long long count)
     return count == 0 || !(q->row->flags & RLK_PROTO_ONE_HOLD);
 }
 
-int rlk_acq_lost(rlk_acq *q, int rel, int rc, rlk_acq_act *a)
+int rlk_acq_lost(rlk_acq *q, int rel, rlk_acq_act *a)
 {
     memset(a, 0, sizeof *a);
     q->rel = rel;
-    q->lost_rc = rc;
     if (!rel)
         rlk_acq_queues(q);
     rlk_fam_count_field(q->row->hold, q->owner, a->field, sizeof a->field);
@@ -229,16 +228,22 @@ int rlk_acq_lost(rlk_acq *q, int rel, int rc, rlk_acq_act *a)
     return rlk_acq_is(a, RLK_ACQ_READ);
 }
 
-static int rlk_acq_unsettled(rlk_acq *q, rlk_acq_act *a, const char *why, const char *fmt, ...)
+/* The end of a lost reply (why: its cause), one rule for both APIs (docs/c-api.md "Errors"):
+ * RLK_ERR_UNSETTLED when the outcome is unknown, RLK_ERR_TIMEOUT when it is settled and the
+ * call ends without it; "<what> <name>: <why> (outcome unknown|settled: <what fmt says>)". */
+static int rlk_acq_lost_end(rlk_acq *q, rlk_acq_act *a, int err, const char *why,
+                            const char *fmt, ...)
 {
     char tail[RLK_ACQ_MSG];
     va_list ap;
 
-    RLK_ACQ_COUNT(q, lost_unsettled);
+    if (err == RLK_ERR_UNSETTLED)
+        RLK_ACQ_COUNT(q, lost_unsettled);
     va_start(ap, fmt);
     vsnprintf(tail, sizeof tail, fmt, ap);
     va_end(ap);
-    return rlk_acq_end(a, RLK_ERR_UNSETTLED, "%s (outcome unknown: %s)", why, tail);
+    return rlk_acq_end(a, err, "%s %s: %s (%s: %s)", q->row->what, q->name, why,
+                       err == RLK_ERR_UNSETTLED ? "outcome unknown" : "settled", tail);
 }
 
 int rlk_acq_waited(const char *what, const char *name, const char *busy, long long elapsed_ms,
@@ -267,7 +272,7 @@ int rlk_acq_unknown(rlk_acq *q, const char *why, rlk_acq_act *a)
     /* It may still run: kept, but for a given id (its count is not this client's) and a value
      * list (the doubt is read back by the holder's field, which a group hash has not). */
     a->keep_doubt = !q->given && !(q->row->flags & RLK_PROTO_VALUES);
-    return rlk_acq_unsettled(q, a, why, "whether the %s ran could not be found out",
+    return rlk_acq_lost_end(q, a, RLK_ERR_UNSETTLED, why, "whether the %s ran could not be found out",
                              q->rel ? "release" : "acquire");
 }
 
@@ -282,7 +287,7 @@ static int rlk_acq_shared(rlk_acq *q, long long now, const char *why, rlk_acq_ac
                  "be another process's too");
     else
         snprintf(whom, sizeof whom, "this holder, where this client knew of %lld", q->known);
-    return rlk_acq_unsettled(q, a, why, "the server counts %lld hold%s of %s, so the %s's reply "
+    return rlk_acq_lost_end(q, a, RLK_ERR_UNSETTLED, why, "the server counts %lld hold%s of %s, so the %s's reply "
                              "cannot be read back from it; nothing adopted or sent again: a hold "
                              "it left ends with its lease", now, now == 1 ? "" : "s", whom,
                              q->rel ? "release" : "acquire");
@@ -335,9 +340,9 @@ int rlk_acq_read(rlk_acq *q, const redisReply *r, long long read_ms, const char 
 
     memset(a, 0, sizeof *a);
     if (rlk_acq_count(q, r, held) != 0)
-        return values ? rlk_acq_unsettled(q, a, why, "the values' counts do not tell whether "
+        return values ? rlk_acq_lost_end(q, a, RLK_ERR_UNSETTLED, why, "the values' counts do not tell whether "
                                           "the %s ran", q->rel ? "release" : "acquire")
-                      : rlk_acq_unsettled(q, a, why, "the read-back of %s %s replied an "
+                      : rlk_acq_lost_end(q, a, RLK_ERR_UNSETTLED, why, "the read-back of %s %s replied an "
                                           "unexpected shape", q->row->what, q->name);
     if (q->rel)
         return rlk_acq_release_read(q, held[0], why, a);
@@ -351,8 +356,8 @@ int rlk_acq_read(rlk_acq *q, const redisReply *r, long long read_ms, const char 
         a->retry = 1;
         if (read_ms < q->again_by_ms)
             return rlk_acq_is(a, RLK_ACQ_SEND);
-        return rlk_acq_end(a, q->lost_rc, "%s (settled: the acquire did not take the %s)", why,
-                           values ? "values" : "lock");
+        return rlk_acq_lost_end(q, a, RLK_ERR_TIMEOUT, why, "the acquire did not take the %s",
+                                values ? "values" : "lock");
     }
     a->n = d.give_back;
     if (token)
@@ -361,8 +366,8 @@ int rlk_acq_read(rlk_acq *q, const redisReply *r, long long read_ms, const char 
         /* It ran, but its hold had no lease left when read (or no token): never adopted past
          * its lease; what the server still counts is given back. */
         RLK_ACQ_COUNT(q, lost_not_run);
-        rlk_acq_end(a, q->lost_rc, "%s (settled: the acquire ran, but its hold had %s when read "
-                    "back: not adopted)", why, held[1] <= 0 ? "no token" : "no lease left");
+        rlk_acq_lost_end(q, a, RLK_ERR_TIMEOUT, why, "the acquire ran, but its hold had %s when "
+                         "read back: not adopted", held[1] <= 0 ? "no token" : "no lease left");
         return rlk_acq_is(a, RLK_ACQ_GIVE_BACK);
     }
     if (token) {

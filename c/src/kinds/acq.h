@@ -79,7 +79,6 @@ typedef struct rlk_acq {
                                began by the PTTL read */
     int adopt;              /* a settled lost acquire: adopt one hold after the give-back */
     int rel;                /* the read-back is of a lost release */
-    int lost_rc;            /* the lost call's error: a lost acquire's end when it did not run */
     int exact;              /* a value list's: every acquisition the client counts of the holder
                                in the group took this list (rlk_acq_values_count's exact) */
     long long ticket;       /* the ticket the acquire carries (the driver's; 0: none) */
@@ -116,12 +115,14 @@ int rlk_acq_reply(rlk_acq *q, int rc, const char *errstr, const redisReply *r, l
  * one-hold row's hold counts once, whatever re-took it). */
 int rlk_acq_adds(const rlk_acq *q, long long count);
 
-/* A reply lost (rel: of a release, else of the acquire; rc the call's error): READ. */
-int rlk_acq_lost(rlk_acq *q, int rel, int rc, rlk_acq_act *a);
+/* A reply lost (rel: of a release, else of the acquire): READ. */
+int rlk_acq_lost(rlk_acq *q, int rel, rlk_acq_act *a);
 
 /* The read-back's reply r (fenced first), read at read_ms; why: the lost call's error text.
  * An acquire: by the settle rule, RECORD (adopt), GIVE_BACK (then adopt or end), SEND (did not
- * run, read before q->again_by_ms; else END with retry), END (unknown: RLK_ERR_UNSETTLED).
+ * run, read before q->again_by_ms; else END RLK_ERR_TIMEOUT with retry), END (unknown:
+ * RLK_ERR_UNSETTLED). Every END of a lost reply: "<what> <name>: <why> (settled: ...)" or
+ * "(outcome unknown: ...)", on both APIs.
  * A release: SEND (it did not run: send the release once more), END RLK_OK (value: the
  * outcome), END RLK_ERR_UNSETTLED. */
 int rlk_acq_read(rlk_acq *q, const redisReply *r, long long read_ms, const char *why,

@@ -174,10 +174,10 @@ static int rlk_handle_read(const rlk_fam_base *b, const rlk_acq_act *x,
     return settled;
 }
 
-/* A call of b whose reply was lost (rel: a release; rc its error), the machine q: 0 when the
- * reply was not lost (rc stands). Else 1 and x the machine's action once the connection is
+/* A call of b whose reply was lost (rel: a release), the machine q: 0 when the reply was not
+ * lost (the call's error stands). Else 1 and x the machine's action once the connection is
  * fenced and the read-back it asks for made (or could not be). */
-static int rlk_handle_read_back(const rlk_fam_base *b, rlk_acq *q, int rel, int rc,
+static int rlk_handle_read_back(const rlk_fam_base *b, rlk_acq *q, int rel,
                                 size_t ntail, const char *const *tail, rlk_acq_act *x)
 {
     rlk_proto_argvals v = {.owner = q->owner, .lease_ms = q->lease_ms};
@@ -186,7 +186,7 @@ static int rlk_handle_read_back(const rlk_fam_base *b, rlk_acq *q, int rel, int 
 
     if (!rlk_fam_lost_fence(b, &settled))
         return 0;
-    rlk_acq_lost(q, rel, rc, x);
+    rlk_acq_lost(q, rel, x);
     if (rlk_handle_read(b, x, &v, ntail, tail, settled, &r) == RLK_OK)
         rlk_acq_read(q, r, rlk_clock_now_ns() / RLK_NS_PER_MS, rlk_errstr(b->c), x);
     else
@@ -200,7 +200,8 @@ int rlk_handle_lost(rlk_handle_acq *a, int rc, long long sent, rlk_acq_act *x)
 {
     a->m.start_ms = sent / RLK_NS_PER_MS;
     a->m.known = rlk_wd_count_as(a->b->rt->wd, a->h.kind, a->b->name, a->owner);
-    return rlk_handle_read_back(a->b, &a->m, 0, rc, a->ntail, a->tail, x);
+    (void)rc;
+    return rlk_handle_read_back(a->b, &a->m, 0, a->ntail, a->tail, x);
 }
 
 int rlk_handle_acq_start(rlk_handle_acq *a, void *handle, const rlk_fam_base *b,
@@ -266,7 +267,7 @@ int rlk_handle_rel_settle(const rlk_fam_base *b, rlk_acq *q, rlk_hold_spec *h, s
     rlk_acq_act x;
 
     for (int again = 0; outcome == RLK_REL_ERROR && again < 2; again++) {
-        if (!rlk_handle_read_back(b, q, 1, *rc, ntail, tail, &x))
+        if (!rlk_handle_read_back(b, q, 1, ntail, tail, &x))
             break;
         if (x.is == RLK_ACQ_SEND) {
             outcome = release(arg, h->owner, lease, rc);    /* it did not run */

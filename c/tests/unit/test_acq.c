@@ -206,7 +206,7 @@ static void lost(const rlk_proto *k, int given, long long known, long long now, 
     redisReply *r;
 
     mk(q, k, given, known);
-    rlk_acq_lost(q, 0, RLK_ERR_TIMEOUT, a);
+    rlk_acq_lost(q, 0, a);
     CHECKF(a->is == RLK_ACQ_READ, "%s: a lost reply is read back", k->acquire);
     CHECKF(a->call == (token_row(k) || values ? k->held : NULL), "%s: read back with %s",
            k->acquire, a->call ? a->call : "HGET");
@@ -293,7 +293,7 @@ static void walk_lost(const rlk_proto *k)
     CHECKF(a.is == RLK_ACQ_END && !a.keep_doubt, "%s: unknown, a given id", k->acquire);
     /* a read-back of another shape */
     mk(&q, k, 0, 0);
-    rlk_acq_lost(&q, 0, RLK_ERR_TIMEOUT, &a);
+    rlk_acq_lost(&q, 0, &a);
     rlk_acq_read(&q, i(1), 0, "timed out", &a);
     CHECKF(a.is == RLK_ACQ_END && a.err == RLK_ERR_UNSETTLED, "%s: unexpected read-back",
            k->acquire);
@@ -306,7 +306,7 @@ static void rel(const rlk_proto *k, int given, long long known, long long now, r
     rlk_acq q;
 
     mk(&q, k, given, known);
-    rlk_acq_lost(&q, 1, RLK_ERR_TIMEOUT, a);
+    rlk_acq_lost(&q, 1, a);
     CHECKF(a->is == RLK_ACQ_READ && a->call == NULL, "%s: a lost release reads the field",
            k->release);
     rlk_acq_read(&q, now ? s(now) : &nil, 0, "timed out", a);
@@ -461,7 +461,7 @@ static void test_values(void)
     for (int exact = 0; exact < 2; exact++) {
         mk(&q, &rlk_fastmulti_row, 0, 1);
         q.exact = exact;
-        rlk_acq_lost(&q, 0, RLK_ERR_TIMEOUT, &a);
+        rlk_acq_lost(&q, 0, &a);
         CHECK(a.is == RLK_ACQ_READ && a.call == rlk_fastmulti_row.held);
         v[0] = i(1);
         v[1] = i(1);
@@ -478,7 +478,7 @@ static void test_values(void)
     for (int exact = 0; exact < 2; exact++) {
         mk(&q, &rlk_fastmulti_row, 0, 2);
         q.exact = exact;
-        rlk_acq_lost(&q, 1, RLK_ERR_TIMEOUT, &a);
+        rlk_acq_lost(&q, 1, &a);
         CHECK(a.is == RLK_ACQ_READ && a.call == rlk_fastmulti_row.held);
         v[0] = i(1);
         v[1] = i(1);
@@ -491,7 +491,7 @@ static void test_values(void)
     }
     /* a lost release read back unknown: no doubt kept (a group has no holder's field) */
     mk(&q, &rlk_fastmulti_row, 0, 1);
-    rlk_acq_lost(&q, 1, RLK_ERR_TIMEOUT, &a);
+    rlk_acq_lost(&q, 1, &a);
     rlk_acq_unknown(&q, "timed out", &a);
     CHECK(a.is == RLK_ACQ_END && a.err == RLK_ERR_UNSETTLED && !a.keep_doubt);
     /* the datum: the one list's print, order and members told apart, 0 once mixed */
@@ -620,7 +620,7 @@ static void test_elect(void)
     /* a lost campaign, read back {count, term, PTTL} */
     again_by = 25000;
     mk(&q, k, 0, 0);
-    rlk_acq_lost(&q, 0, RLK_ERR_TIMEOUT, &a);
+    rlk_acq_lost(&q, 0, &a);
     CHECK(a.is == RLK_ACQ_READ && a.call && strcmp(a.call, "fenced/held") == 0);
     e[0] = i(0), e[1] = i(0), e[2] = i(-2);
     rlk_acq_read(&q, arr(3, e), 20000, "timed out", &a);    /* did not run: campaign again */
