@@ -88,24 +88,15 @@ static int rlk_handle_released(void *arg, const char *owner, long long lease, in
 
 /* rlk_fam_undo_fn of an rlk_handle_acq (arg): gives back one hold, an acquisition the registry
  * could not record, one too few replicas acknowledged, or one the caller was never told of,
- * with the kind's release for the same owner and lease. */
+ * with the kind's release for the same owner and lease; while a->undo is set, one of that row
+ * (a write attempt's doubted read, rlk_acq_act.reads) with its release. */
 static int rlk_handle_undo(void *arg)
 {
     rlk_handle_acq *a = arg;
-    rlk_handle_rel rel = {a->b, a->row, a->v.secret};
-    int rc, outcome = a->release ? a->release(a->handle, a->owner, a->lease_ms, &rc)
-                                 : rlk_handle_released(&rel, a->owner, a->lease_ms, &rc);
-
-    return rlk_fam_undone(outcome, rc);
-}
-
-/* rlk_fam_undo_fn of a write attempt's doubted read (rlk_acq_act.reads): gives back one read of
- * the same lock and owner with the read row's release. */
-static int rlk_handle_undo_read(void *arg)
-{
-    rlk_handle_acq *a = arg;
-    rlk_handle_rel rel = {a->b, a->row->reads, NULL};
-    int rc, outcome = rlk_handle_released(&rel, a->owner, a->lease_ms, &rc);
+    rlk_handle_rel rel = {a->b, a->undo ? a->undo : a->row, a->v.secret};
+    int rc, outcome = a->release && !a->undo
+                      ? a->release(a->handle, a->owner, a->lease_ms, &rc)
+                      : rlk_handle_released(&rel, a->owner, a->lease_ms, &rc);
 
     return rlk_fam_undone(outcome, rc);
 }
@@ -139,8 +130,9 @@ static int rlk_handle_act(rlk_handle_acq *a, rlk_acq_act *x)
     if (x->is == RLK_ACQ_GIVE_BACK && x->reads) {
         rlk_hold_spec h = a->h;
 
-        h.kind = a->row->reads->hold;
-        rlk_fam_give_back(a->b->rt, &h, x->n, rlk_handle_undo_read, a);
+        h.kind = (a->undo = a->row->reads)->hold;
+        rlk_fam_give_back(a->b->rt, &h, x->n, rlk_handle_undo, a);
+        a->undo = NULL;
         x->is = RLK_ACQ_SEND;
         return RLK_OK;
     }

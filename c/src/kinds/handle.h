@@ -84,6 +84,8 @@ typedef struct rlk_handle_acq {
     /* The driver's. */
     rlk_hold_spec h;                /* the hold recorded: the row's kind, renew task and keys */
     rlk_acq m;                      /* the machine (kinds/acq.h): m.token a token row's */
+    const rlk_proto *undo;          /* non-NULL: the undo gives back a hold of this row (a
+                                       doubted read) */
     int reentry;                    /* the registry records a hold of the owner: never queued */
     rlk_sub_ticket ticket;          /* ticket.ticket 0: a single try, never queued (the machine
                                        says when an attempt may have queued it: m.queued) */
