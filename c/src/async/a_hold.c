@@ -27,6 +27,29 @@ static rlk_holds *rlk_a_hold_tab(rlk_async *ac)
     return rlk_ae_kind_data(ac, RLK_AE_SLOT_LOCK, rlk_a_hold_table_make, rlk_holds_free);
 }
 
+static rlk_holds *rlk_a_hold_doubts(rlk_async *ac)
+{
+    return rlk_ae_kind_data(ac, RLK_AE_SLOT_DOUBT, rlk_a_hold_table_make, rlk_holds_free);
+}
+
+void rlk_a_hold_doubt_keep(rlk_async *ac, int kind, const char *name, const char *owner)
+{
+    rlk_holds *t = rlk_a_hold_doubts(ac);
+
+    if (t)
+        rlk_holds_get(t, kind, name, owner);
+}
+
+int rlk_a_hold_doubt_take(rlk_async *ac, int kind, const char *name, const char *owner)
+{
+    rlk_holds *t = kind >= 0 ? rlk_a_hold_doubts(ac) : NULL;
+    rlk_holds_rec *d = t ? rlk_holds_find(t, kind, name, owner) : NULL;
+
+    if (d)
+        rlk_holds_drop(t, d);
+    return d != NULL;
+}
+
 rlk_a_hold *rlk_a_hold_find(rlk_async *ac, int kind, const char *name, const char *owner)
 {
     rlk_holds *t = rlk_a_hold_tab(ac);

@@ -30,6 +30,12 @@ void rlk_a_hold_drop(rlk_async *ac, rlk_a_hold *h);     /* and from the watchdog
 void rlk_a_hold_lost(rlk_async *ac, rlk_ae_hold *wd, void *arg);    /* the watchdog's report */
 /* Drops this client's holds of name that row k's force script cleared. */
 void rlk_a_hold_drop_forced(rlk_async *ac, const char *name, const rlk_proto *k);
+/* The client's doubts (kinds/acq.h rlk_acq_doubt_kind): an unsettled call of (kind, name,
+ * owner) that may still have left a hold, kept (out of memory: not; its lease ends it) until
+ * a refusal it explains takes it (_take: 1 when there was one; kind -1: none). */
+void rlk_a_hold_doubt_keep(rlk_async *ac, int kind, const char *name, const char *owner);
+int rlk_a_hold_doubt_take(rlk_async *ac, int kind, const char *name, const char *owner);
+
 /* The hold count ac's table has for (kind, name, task): 0 when none (the tests). No I/O. */
 long long rlk_a_hold_count(rlk_async *ac, int kind, const char *name, unsigned long long task);
 

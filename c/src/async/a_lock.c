@@ -64,7 +64,10 @@ typedef struct rlk_a_lockreq {
     int spin_fails;
     int waiter;                     /* waits (wait_ms != 0, not a re-entry) */
     int give_back;                  /* a settled lost reply's holds to give back, then adopt
-                                       (m.adopt) or end with ending and end_msg */
+                                       (m.adopt), send again (give_again: a doubt's) or end
+                                       with ending and end_msg */
+    int give_again;
+    const rlk_proto *give_row;      /* whose release gives them back (a doubted read's) */
     rlk_a_wait w;                   /* its wake-ups (a_common.h): the call in flight, its
                                        listener on its own channel (else the lock's), the
                                        lock's channel while first (_QUEUE), its ticket (0: no
@@ -356,16 +359,23 @@ static void alk_released(rlk_a_lockreq *a, int rc, int outcome, long long left, 
 /* Gives back, one release of the kind at a time, the holds a settled lost
  * reply found beyond the caller's (as the blocking API's rlk_fam_give_back),
  * then adopts one hold (m.adopt) or ends as set. */
+static void alk_act(rlk_a_lockreq *a, rlk_acq_act *x);
+
 static void alk_give_back(rlk_a_lockreq *a)
 {
+    rlk_acq_act x = {.is = RLK_ACQ_SEND};
+
     if (a->give_back > 0) {
-        if (alk_send(a, a->k->release, a->k->release_args, a->lease_ms, 0, ALK_GIVE_BACK) == 0)
+        if (alk_send(a, a->give_row->release, a->give_row->release_args, a->lease_ms, 0,
+                     ALK_GIVE_BACK) == 0)
             return;
         a->give_back = 0;
     }
-    if (a->m.adopt) {
+    if (a->m.adopt)
         alk_acquired(a);
-    } else
+    else if (a->give_again)
+        alk_act(a, &x);
+    else
         alk_complete(a, a->w.ending);
 }
 
@@ -413,7 +423,9 @@ static void alk_act(rlk_a_lockreq *a, rlk_acq_act *x)
         return;
     case RLK_ACQ_GIVE_BACK:
         a->give_back = x->n;
-        if (!a->m.adopt) {
+        a->give_again = x->retry;
+        a->give_row = x->reads ? a->k->reads : a->k;
+        if (!a->m.adopt && !x->retry) {
             rlk_a_wait_quiet(&a->w);
             a->w.ending = x->err;
             alk_set_msg(a, "%s", x->msg);
@@ -423,6 +435,8 @@ static void alk_act(rlk_a_lockreq *a, rlk_acq_act *x)
     default:
         break;
     }
+    if (x->keep_doubt)
+        rlk_a_hold_doubt_keep(a->h.ac, a->k->hold, a->name, a->owner);
     if (a->m.rel) {     /* a lost release settled */
         alk_released(a, x->err, (int)x->value, x->n, x->msg);
         return;
@@ -455,7 +469,6 @@ static void alk_reply(rlk_async *ac, int rc, const redisReply *r, const char *er
     char why[RLK_ACQ_MSG];
     rlk_acq_act x;
 
-    (void)ac;
     a->w.call = NULL;
     if (a->cw == ALK_CANCEL) {  /* best effort, as the blocking API's: a waiter that cannot say
                                    so is skipped when its reservation's claim window runs out */
@@ -485,8 +498,15 @@ static void alk_reply(rlk_async *ac, int rc, const redisReply *r, const char *er
         } else if (again && !a->w.ending) {
             rlk_a_wait_retry(&a->w, RLK_A_RETRY_MS);
         } else {
-            if (rc != RLK_OK)
+            if (rc != RLK_OK) {
+                const rlk_proto *rd = a->k->reads;
+                rlk_a_hold *h = rd ? rlk_a_hold_find(ac, rd->hold, a->name, a->owner) : NULL;
+
                 alk_set_msg(a, "%s", errstr ? errstr : "");     /* an END keeps the call's own */
+                /* a refusal the task's doubt may explain: taken */
+                a->m.doubt = rlk_a_hold_doubt_take(ac, rlk_acq_doubt_kind(&a->m, errstr, h ?
+                                                   h->count : 0), a->name, a->owner);
+            }
             rlk_acq_reply(&a->m, rc, errstr, r, a->m.start_ms, &x);
             alk_act(a, &x);
         }

@@ -114,6 +114,7 @@ enum {
     RLK_AE_SLOT_PSEMAPHORE,
     RLK_AE_SLOT_LATCH,
     RLK_AE_SLOT_MULTILOCK,
+    RLK_AE_SLOT_DOUBT,          /* a_hold.c: the lock kinds' doubts */
     RLK_AE_SLOTS = 8
 };
 void *rlk_ae_kind_data(rlk_async *ac, int slot, void *(*make)(void), void (*destroy)(void *));

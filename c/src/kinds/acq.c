@@ -208,6 +208,15 @@ int rlk_acq_reply(rlk_acq *q, int rc, const char *errstr, const redisReply *r, l
     }
 }
 
+int rlk_acq_doubt_kind(const rlk_acq *q, const char *errstr, long long reads)
+{
+    const int refused = q->again ? 0 : rlk_proto_refusal(errstr);
+
+    if (refused == RLK_ERR_REENTRY)
+        return q->row->hold;
+    return refused == RLK_ERR_UPGRADE && q->row->reads && reads == 0 ? q->row->reads->hold : -1;
+}
+
 int rlk_acq_adds(const rlk_acq *q, long long count)
 {
     return count == 0 || !(q->row->flags & RLK_PROTO_ONE_HOLD);

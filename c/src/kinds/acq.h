@@ -50,8 +50,8 @@ typedef struct rlk_acq_act {
     int reads;              /* GIVE_BACK: reads of the same lock and owner (the row's reads),
                                not holds of the row; then SEND */
     int retry;              /* END of a lost acquire that did not run: may be sent again */
-    int keep_doubt;         /* END RLK_ERR_UNSETTLED: it may still run, keep it as this
-                               thread's doubt (the blocking driver's; never for a given id) */
+    int keep_doubt;         /* END RLK_ERR_UNSETTLED: it may still run, keep it as a doubt
+                               (rlk_acq_doubt_kind; never for a given id) */
     const char *call;       /* READ: the script, and its ARGV names (a permit-expirable */
     const char *args;       /* semaphore's: the first permit id); rlk_acq_cancel's */
     char field[RLK_OWNER_MAX + 8];  /* READ: the holder's count field */
@@ -68,9 +68,8 @@ typedef struct rlk_acq {
     long long known;        /* holds of the owner the client counts before the call */
     long long lease_ms;
     long long ttl_cap;      /* > 0: a busy wait at most this (the fair lock's keep-alive / 3) */
-    int doubt;              /* a refused re-entry, or a write refused for a read of the owner
-                               (no read recorded), may be this thread's doubt (blocking only):
-                               given back once, then sent again */
+    int doubt;              /* the driver took a doubt that explains the acquire's refusal
+                               (rlk_acq_doubt_kind): given back once, then sent again */
     int again;              /* the acquire was sent again after such a give-back */
     long long token;        /* a token row's, once acquired */
     long long start_ms;     /* the hold's lease start (ms, the driver's clock): the acquire's
@@ -110,6 +109,14 @@ int rlk_acq_begin(rlk_acq *q, long long token, rlk_acq_act *a);
  * with its message, another error as it is, a reply of another shape). */
 int rlk_acq_reply(rlk_acq *q, int rc, const char *errstr, const redisReply *r, long long sent_ms,
                   rlk_acq_act *a);
+
+/* The hold kind whose doubt (a driver's record of an unsettled call of that kind, q's name and
+ * owner: the blocking API's per thread, the loop's per owner; never for a given id) may
+ * explain the acquire's refusal errstr: the row's own for a refused re-entry, its read row's
+ * for a write refused for a read while the client records none of the owner (reads 0); -1:
+ * none, or sent again after such a give-back already. The driver takes that doubt into
+ * q->doubt before rlk_acq_reply (both APIs). */
+int rlk_acq_doubt_kind(const rlk_acq *q, const char *errstr, long long reads);
 
 /* 1 when recording the acquisition adds one to the count the client keeps of the hold (a
  * one-hold row's hold counts once, whatever re-took it). */

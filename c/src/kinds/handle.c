@@ -326,21 +326,6 @@ int rlk_handle_unlock(rlk_fam_base *b, const rlk_proto *row, const char *what,
 
 /* ---------------------------------------------------------------- the driver */
 
-/* 1 when the acquire's refusal (an RLK_ERR_*) may be this thread's doubt (runtime/fam_settle.h),
- * which is then taken: a refused re-entry of the hold, or a write refused for a read of the
- * owner while no read of it is recorded. */
-static int rlk_handle_doubted(const rlk_handle_acq *a, int refused)
-{
-    const rlk_fam_base *b = a->b;
-    const rlk_proto *reads = a->row->reads;
-
-    if (refused == RLK_ERR_REENTRY)
-        return rlk_fam_doubt_take(b->c, a->h.kind, b->name, a->owner);
-    return refused == RLK_ERR_UPGRADE && reads &&
-           rlk_wd_count_as(b->rt->wd, reads->hold, b->name, a->owner) == 0 &&
-           rlk_fam_doubt_take(b->c, reads->hold, b->name, a->owner);
-}
-
 /* rlk_wait_attempt_fn of rlk_handle_drive. RLK_OK: acquired (recorded in the
  * registry). RLK_ERR_BUSY: held against it, *ttl the holder's PTTL (-1:
  * none), a reservation's (a->reserved), or RLK_WAIT_RECHECK (-3: first in the
@@ -352,7 +337,7 @@ static int rlk_handle_attempt(void *arg, long long *ttl)
     long long sent;
     redisReply *r = NULL;
     rlk_acq_act x = {.is = RLK_ACQ_SEND};
-    int rc;
+    int rc, k;
 
     a->tl.rx_ns = a->ticket.rx_ns;      /* what woke this attempt, if anything */
     a->tl.woken_ns = a->ticket.woken_ns;
@@ -366,8 +351,11 @@ static int rlk_handle_attempt(void *arg, long long *ttl)
         rc = rlk_handle_evalt(b, &a->acquire, a->row->opt_keys, &a->v, a->ntail, a->tail, NULL,
                               NULL, &r);
         a->tl.claim_done_ns = rlk_clock_now_ns();
-        a->m.doubt = rc == RLK_ERR_SCRIPT && !a->m.again &&
-                     rlk_handle_doubted(a, rlk_proto_refusal(rlk_errstr(b->c)));
+        /* a refusal this thread's doubt (runtime/fam_settle.h) may explain: taken */
+        k = rc == RLK_ERR_SCRIPT ? rlk_acq_doubt_kind(&a->m, rlk_errstr(b->c), a->row->reads ?
+                                   rlk_wd_count_as(b->rt->wd, a->row->reads->hold, b->name,
+                                                   a->owner) : 0) : -1;
+        a->m.doubt = k >= 0 && rlk_fam_doubt_take(b->c, k, b->name, a->owner);
         if (rc != RLK_OK && rc != RLK_ERR_SCRIPT) {
             if (!a->settle(a, rc, sent, &x))
                 return rc;
