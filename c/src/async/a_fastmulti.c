@@ -59,7 +59,7 @@ static rlk_async_req *afm_held(rlk_async *ac, const char *who, const char *what,
 
     if (!r || rlk_ae_req_done(r))
         return r;
-    if ((rc = rlk_acq_values_take(&rlk_fastmulti_row, values, nvalues, &tail, why, sizeof why)) !=
+    if ((rc = rlk_proto_values_take(&rlk_fastmulti_row, values, nvalues, &tail, why, sizeof why)) !=
         RLK_OK) {
         rlk_ae_complete(r, rc, 0, NULL, "%s %s: %s", who, group,
                         rc == RLK_ERR_ARG ? why : "out of memory");

@@ -559,7 +559,7 @@ static int alk_values(rlk_a_lockreq *a, const char *who, const rlk_a_lock_opts *
     char why[256];
     int rc;
 
-    if ((rc = rlk_acq_values_take(a->k, o ? o->values : NULL, o ? o->nvalues : 0, &a->values,
+    if ((rc = rlk_proto_values_take(a->k, o ? o->values : NULL, o ? o->nvalues : 0, &a->values,
                                   why, sizeof why)) == RLK_OK)
         return 0;
     rlk_ae_complete(a->h.r, rc, 0, NULL, "%s %s: %s", who, a->name,

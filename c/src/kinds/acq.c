@@ -9,7 +9,6 @@
 #include <string.h>
 
 #include "kinds/acq.h"
-#include "kinds/fastmulti.h"
 #include "kinds/names.h"
 #include "runtime/fam_hold.h"
 #include "runtime/fam_settle.h"
@@ -87,50 +86,6 @@ int rlk_acq_cancel(const rlk_acq *q, rlk_acq_act *a)
      * are skipped when their reservation's claim window runs out. */
     a->ttl = q->row->wait == RLK_PROTO_WAIT_FAIR ? 300 : RLK_FAM_CANCEL_NS / 1000000;
     return a->call != NULL;
-}
-
-/* A value list's value: 1..1024 bytes, no ':' (the holder's own fields are "<value>:<holder>:..."). */
-int rlk_acq_values_take(const rlk_proto *row, const char *const *values, size_t n, char ***out,
-                        char *buf, size_t len)
-{
-    size_t bytes = (n + 1) * sizeof(char *);
-    char *p;
-
-    *out = NULL;
-    if (!(row->flags & RLK_PROTO_VALUES))
-        return RLK_OK;
-    if (n == 0 || n > RLK_FASTMULTI_VALUES_MAX || !values) {
-        snprintf(buf, len, "%zu values%s (1..%d)", n, values ? "" : " at NULL",
-                 RLK_FASTMULTI_VALUES_MAX);
-        return RLK_ERR_ARG;
-    }
-    for (size_t k = 0; k < n; k++) {
-        size_t vlen = values[k] ? strlen(values[k]) : 0;
-
-        if (vlen < 1 || vlen > RLK_FASTMULTI_VALUE_MAX || strchr(values[k], ':')) {
-            snprintf(buf, len, "value %zu must be 1..%d bytes without ':'", k + 1,
-                     RLK_FASTMULTI_VALUE_MAX);
-            return RLK_ERR_ARG;
-        }
-        for (size_t j = 0; j < k; j++) {
-            if (strcmp(values[j], values[k]) == 0) {
-                snprintf(buf, len, "value '%s' is given twice", values[k]);
-                return RLK_ERR_ARG;
-            }
-        }
-        bytes += vlen + 1;
-    }
-    if (!(*out = malloc(bytes)))
-        return RLK_ERR_NOMEM;
-    p = (char *)(*out + n + 1);
-    for (size_t k = 0; k < n; k++) {
-        size_t vlen = strlen(values[k]) + 1;
-
-        (*out)[k] = memcpy(p, values[k], vlen);
-        p += vlen;
-    }
-    (*out)[n] = NULL;
-    return RLK_OK;
 }
 
 /* The acquire carried a ticket, or is a fair row's: it may have queued the caller. */

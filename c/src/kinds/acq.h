@@ -146,14 +146,6 @@ int rlk_acq_busy(rlk_acq *q, long long elapsed_ms, rlk_acq_act *a);
  * it (q->queued), else 0; ttl: how long a blocking caller waits for it at most (ms). */
 int rlk_acq_cancel(const rlk_acq *q, rlk_acq_act *a);
 
-/* The values every call of row carries: another row's none (RLK_OK, *out NULL); a value
- * list's (RLK_PROTO_VALUES) values[0..n) copied in one block (free() frees it), NULL-terminated,
- * in *out: RLK_OK; RLK_ERR_ARG with why (for "<call> <group>: " + why) in buf when they are not
- * a list the scripts accept (1..100000 values, each 1..1024 bytes without ':', none twice:
- * nothing copied); RLK_ERR_NOMEM. */
-int rlk_acq_values_take(const rlk_proto *row, const char *const *values, size_t n, char ***out,
-                        char *buf, size_t len);
-
 /* A release of a hold the client counts count of ended with rc and outcome (enum
  * rlk_release_outcome; left: the holds a settled read-back left, -1: not read): the count the
  * client keeps (> 0), 0: it forgets the hold, -1: it keeps it as it is (unknown; a value

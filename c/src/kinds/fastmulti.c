@@ -59,7 +59,7 @@ typedef struct rlk_fastmulti_took {
 
 struct rlk_fastmulti {
     rlk_fam_base b;             /* name: the group; channel: redisson_lock__channel:{group} */
-    char **values;              /* one block (kinds/acq.h rlk_acq_values_take) */
+    char **values;              /* one block (kinds/acq.h rlk_proto_values_take) */
     size_t n;
     pthread_mutex_t mu;         /* took */
     rlk_fastmulti_took *took;
@@ -152,7 +152,7 @@ rlk_fastmulti *rlk_fastmulti_new(rlk_client *c, const char *group, const char *c
     char why[RLK_ERRSTR_MAX], **copy;
     rlk_fastmulti *m;
 
-    if (rlk_acq_values_take(&rlk_fastmulti_row, values, n, &copy, why, sizeof why) ==
+    if (rlk_proto_values_take(&rlk_fastmulti_row, values, n, &copy, why, sizeof why) ==
             RLK_ERR_ARG && c) {
         rlk_set_error(c, RLK_ERR_ARG, "rlk_fastmulti_new %s: %s", group ? group : "", why);
         return NULL;

@@ -10,6 +10,7 @@
 
 #include "rlk.h"
 #include "client/scripts.h"
+#include "kinds/fastmulti.h"
 #include "kinds/names.h"
 #include "kinds/proto.h"
 #include "runtime/fam_hold.h"
@@ -315,4 +316,48 @@ int rlk_proto_read_proclaim(const redisReply *r, rlk_proto_outcome *o)
     rlk_proto_is(o, RLK_PROTO_REFUSED, 0, 0);
     o->err = RLK_ERR_NOT_OWNER;
     return RLK_PROTO_REFUSED;
+}
+
+/* A value list's value: 1..1024 bytes, no ':' (the holder's own fields are "<value>:<holder>:..."). */
+int rlk_proto_values_take(const rlk_proto *row, const char *const *values, size_t n, char ***out,
+                            char *buf, size_t len)
+{
+    size_t bytes = (n + 1) * sizeof(char *);
+    char *p;
+
+    *out = NULL;
+    if (!(row->flags & RLK_PROTO_VALUES))
+        return RLK_OK;
+    if (n == 0 || n > RLK_FASTMULTI_VALUES_MAX || !values) {
+        snprintf(buf, len, "%zu values%s (1..%d)", n, values ? "" : " at NULL",
+                 RLK_FASTMULTI_VALUES_MAX);
+        return RLK_ERR_ARG;
+    }
+    for (size_t k = 0; k < n; k++) {
+        size_t vlen = values[k] ? strlen(values[k]) : 0;
+
+        if (vlen < 1 || vlen > RLK_FASTMULTI_VALUE_MAX || strchr(values[k], ':')) {
+            snprintf(buf, len, "value %zu must be 1..%d bytes without ':'", k + 1,
+                     RLK_FASTMULTI_VALUE_MAX);
+            return RLK_ERR_ARG;
+        }
+        for (size_t j = 0; j < k; j++) {
+            if (strcmp(values[j], values[k]) == 0) {
+                snprintf(buf, len, "value '%s' is given twice", values[k]);
+                return RLK_ERR_ARG;
+            }
+        }
+        bytes += vlen + 1;
+    }
+    if (!(*out = malloc(bytes)))
+        return RLK_ERR_NOMEM;
+    p = (char *)(*out + n + 1);
+    for (size_t k = 0; k < n; k++) {
+        size_t vlen = strlen(values[k]) + 1;
+
+        (*out)[k] = memcpy(p, values[k], vlen);
+        p += vlen;
+    }
+    (*out)[n] = NULL;
+    return RLK_OK;
 }

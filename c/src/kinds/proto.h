@@ -239,4 +239,13 @@ int rlk_proto_build_with(const rlk_proto_call *pc, const char *opt, const char *
                          rlk_proto_built *b);
 void rlk_proto_built_free(rlk_proto_built *b);
 
+/* The values every call of row carries, checked and copied for the drivers (both APIs; the
+ * machine, kinds/acq.h, allocates nothing): another row's none (RLK_OK, *out NULL); a value
+ * list's (RLK_PROTO_VALUES) values[0..n) copied in one block (free() frees it),
+ * NULL-terminated, in *out: RLK_OK; RLK_ERR_ARG with why (for "<call> <group>: " + why) in buf when they are not
+ * a list the scripts accept (1..100000 values, each 1..1024 bytes without ':', none twice:
+ * nothing copied); RLK_ERR_NOMEM. */
+int rlk_proto_values_take(const rlk_proto *row, const char *const *values, size_t n, char ***out,
+                            char *buf, size_t len);
+
 #endif /* RLK_PROTO_H */

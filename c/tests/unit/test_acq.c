@@ -389,11 +389,11 @@ static void walk_cancel(const rlk_proto *k)
     CHECKF(rc == (k->cancel != NULL) && a.call == k->cancel &&
            a.ttl == (k->wait == RLK_PROTO_WAIT_FAIR ? 300 : 200), "%s: cancel %s, bound %lld ms",
            k->acquire, a.call ? a.call : "none", a.ttl);
-    rc = rlk_acq_values_take(k, ab, 2, &out, why, sizeof why);
+    rc = rlk_proto_values_take(k, ab, 2, &out, why, sizeof why);
     CHECKF(rc == RLK_OK && (k->flags & RLK_PROTO_VALUES ? out && strcmp(out[1], "b") == 0 &&
                             !out[2] : !out), "%s: values taken %d", k->acquire, rc);
     free(out);
-    rc = rlk_acq_values_take(k, twice, 2, &out, why, sizeof why);
+    rc = rlk_proto_values_take(k, twice, 2, &out, why, sizeof why);
     CHECKF(k->flags & RLK_PROTO_VALUES ? rc == RLK_ERR_ARG && strstr(why, "given twice")
                                        : rc == RLK_OK && !out, "%s: a value twice: %d",
            k->acquire, rc);
