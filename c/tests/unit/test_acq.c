@@ -168,6 +168,17 @@ static void walk_reply(const rlk_proto *k)
     rlk_acq_reply(&q, RLK_ERR_SCRIPT, "ERR x: RLK_UPGRADE reader", NULL, 500, &a);
     CHECKF(a.is == RLK_ACQ_END && a.err == RLK_ERR_UPGRADE && !a.reads,
            "%s: upgrade refused again: ends", k->acquire);
+    /* which doubt a refusal may be: the row's own for a re-entry; its read row's for an
+     * upgrade while no read is recorded; none once sent again after a give-back, or for
+     * another refusal */
+    q.again = 1;
+    CHECK_INT_EQ(rlk_acq_doubt_kind(&q, "RLK_REENTRY held", 0), -1);
+    mk(&q, k, 0, 0);
+    CHECK_INT_EQ(rlk_acq_doubt_kind(&q, "RLK_REENTRY held", 0), k->hold);
+    CHECK_INT_EQ(rlk_acq_doubt_kind(&q, "ERR x: RLK_UPGRADE reader", 0),
+                 k->reads ? k->reads->hold : -1);
+    CHECK_INT_EQ(rlk_acq_doubt_kind(&q, "ERR x: RLK_UPGRADE reader", 1), -1);
+    CHECK_INT_EQ(rlk_acq_doubt_kind(&q, "RLK_WRONGTYPE a string", 0), -1);
     rlk_acq_reply(&q, RLK_ERR_SCRIPT, "RLK_WRONGTYPE a string", NULL, 500, &a);
     CHECKF(a.is == RLK_ACQ_END && a.err == RLK_ERR_SCRIPT && !a.msg[0], "%s: another error, "
            "its own message", k->acquire);
