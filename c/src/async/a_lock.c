@@ -356,10 +356,12 @@ static void alk_released(rlk_a_lockreq *a, int rc, int outcome, long long left, 
                         rc == RLK_OK ? NULL : "%s", msg);
 }
 
-/* Gives back, one release of the kind at a time, the holds a settled lost
- * reply found beyond the caller's (as the blocking API's rlk_fam_give_back),
- * then adopts one hold (m.adopt) or ends as set. */
 static void alk_act(rlk_a_lockreq *a, rlk_acq_act *x);
+
+/* Gives back, one release of the row's at a time (give_row: the kind's, or a doubted read's),
+ * the holds a settled lost reply or a doubt found beyond the caller's (as the blocking API's
+ * rlk_fam_give_back), then adopts one hold (m.adopt), sends the acquire again (give_again) or
+ * ends as set. */
 
 static void alk_give_back(rlk_a_lockreq *a)
 {
