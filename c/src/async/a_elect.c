@@ -137,8 +137,7 @@ rlk_async_req *rlk_async_elect_proclaim(rlk_async *ac, const char *name, unsigne
     }
     rlk_ae_owner(ac, task, owner, sizeof owner);
     if (rlk_async_elect_term(ac, name, task, &v.term) != RLK_OK) {
-        rlk_ae_complete(r, RLK_ERR_NOT_OWNER, 0, NULL, "election %s: %s does not lead "
-                        "(never elected, resigned, or lost)", name, owner);
+        rlk_ae_complete(r, RLK_ERR_NOT_OWNER, 0, NULL, RLK_ELECT_NOT_LEADING, name, owner);
         return r;
     }
     v.secret = rlk_async_uuid(ac);      /* the secret its campaign stored */

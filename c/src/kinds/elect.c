@@ -196,8 +196,7 @@ int rlk_elect_term(rlk_elect *e, long long *term)
 
     if (!e || !term)
         return RLK_ERR_ARG;
-    rc = rlk_handle_token(&e->b, "rlk_elect_owner", RLK_KIND_FENCED,
-                          "election %s: %s does not lead (never elected, resigned, or lost)",
+    rc = rlk_handle_token(&e->b, "rlk_elect_owner", RLK_KIND_FENCED, RLK_ELECT_NOT_LEADING,
                           term);
     if (rc == RLK_OK && rlk_elect_passed(e)) {
         rc = rlk_set_error(e->b.c, RLK_ERR_NOT_OWNER, "election %s: the lease of term %lld has "

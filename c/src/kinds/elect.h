@@ -10,6 +10,8 @@
 #define RLK_KINDS_ELECT_H
 
 #define RLK_ELECT_VALUE_MAX 65536   /* elect/campaign, elect/proclaim: value 0..65536 bytes */
+/* The term or proclaim of a candidate that does not lead (both APIs): name, holder id. */
+#define RLK_ELECT_NOT_LEADING "election %s: %s does not lead (never elected, resigned, or lost)"
 
 /* The protocol pieces the async election (async/a_elect.c) shares with
  * this file's blocking one (defined at the end of elect.c). */
