@@ -244,7 +244,7 @@ static void doubt_blocking(const char *name, int upgrade, doubted *d)
     if (d->err == RLK_OK)
         CHECK_INT_EQ(upgrade ? rlk_rwlock_unlock(rw, RLK_RW_WRITE) : rlk_nrlock_unlock(l), RLK_OK);
     d->left = server_count(name, owner);
-    rlk_fx_command(&srv, "DEL %s", name);
+    freeReplyObject(rlk_fx_command(&srv, "DEL %s", name));
     rlk_nrlock_free(l);
     rlk_rwlock_free(rw);
     rlk_free(c);
@@ -289,7 +289,7 @@ static void doubt_async(const char *name, int upgrade, doubted *d)
         CHECK_INT_EQ(res.err, RLK_OK);
     }
     d->left = server_count(name, owner);
-    rlk_fx_command(&srv, "DEL %s", name);
+    freeReplyObject(rlk_fx_command(&srv, "DEL %s", name));
     ap_cl_close(&c);
     CHECK_INT_EQ(ap_rule_breaks, 0);
 }
