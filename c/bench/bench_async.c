@@ -376,6 +376,36 @@ static void rlk_bench_atask_wake(rlk_bench_atask *tk)
         rlk_bench_w2_start(tk);
 }
 
+/* The measured part of a run: every task started at t0, then the loop's
+ * turns until every task is done or the grace is over. Not inlined, so that
+ * a profiler can count this part alone (valgrind --tool=callgrind
+ * --toggle-collect=rlk_bench_async_loop). */
+static __attribute__((noinline)) void rlk_bench_async_loop(rlk_bench_arun *run)
+{
+    for (int i = 0; i < run->n; i++) {
+        if (run->o->workload == 1)
+            rlk_bench_w1_start(&run->tasks[i]);
+        else
+            rlk_bench_w2_start(&run->tasks[i]);
+    }
+    while (run->done < run->n) {
+        int64_t now = rlk_bench_now_ns(), until = now + RLK_BENCH_A_TICK_MS * 1000000LL;
+
+        if (now >= run->give_up)
+            break;
+        for (int i = 0; i < run->n; i++)
+            if (run->tasks[i].wake_at >= 0 && run->tasks[i].wake_at < until)
+                until = run->tasks[i].wake_at;
+        if (until > run->give_up)
+            until = run->give_up;
+        rlk_bench_loop_turn(&run->loop, until);
+        now = rlk_bench_now_ns();
+        for (int i = 0; i < run->n; i++)
+            if (run->tasks[i].wake_at >= 0 && run->tasks[i].wake_at <= now)
+                rlk_bench_atask_wake(&run->tasks[i]);
+    }
+}
+
 int rlk_bench_run_async(const rlk_bench_opts *o, const rlk_bench_target *t,
                         const rlk_bench_identity *ids, rlk_bench_run_result *out, char *err,
                         size_t errlen)
@@ -428,28 +458,7 @@ int rlk_bench_run_async(const rlk_bench_opts *o, const rlk_bench_target *t,
     /* Every task starts at t0 (a child of --procs was told it by the gate). */
     while (rlk_bench_now_ns() < run->t0)
         rlk_bench_loop_turn(&run->loop, run->t0);
-    for (int i = 0; i < run->n; i++) {
-        if (o->workload == 1)
-            rlk_bench_w1_start(&run->tasks[i]);
-        else
-            rlk_bench_w2_start(&run->tasks[i]);
-    }
-    while (run->done < run->n) {
-        int64_t now = rlk_bench_now_ns(), until = now + RLK_BENCH_A_TICK_MS * 1000000LL;
-
-        if (now >= run->give_up)
-            break;
-        for (int i = 0; i < run->n; i++)
-            if (run->tasks[i].wake_at >= 0 && run->tasks[i].wake_at < until)
-                until = run->tasks[i].wake_at;
-        if (until > run->give_up)
-            until = run->give_up;
-        rlk_bench_loop_turn(&run->loop, until);
-        now = rlk_bench_now_ns();
-        for (int i = 0; i < run->n; i++)
-            if (run->tasks[i].wake_at >= 0 && run->tasks[i].wake_at <= now)
-                rlk_bench_atask_wake(&run->tasks[i]);
-    }
+    rlk_bench_async_loop(run);
     /* Results taken: a task not done is unfinished (stuck when waiting). */
     out->n = run->n;
     out->t0_ns = run->t0;
