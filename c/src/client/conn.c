@@ -5,6 +5,7 @@
  * with NOSCRIPT recovery, and the classification of error replies.
  */
 #include <errno.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -691,16 +692,27 @@ static int rlk_evalsha_build(rlk_evalsha_argv *e, const rlk_fn_head *h,
 
 int rlk_conn_format_script(rlk_client *c, const rlk_script_info *s,
                            int nkeys, const char *const *keys, const size_t *keylens,
-                           int nargs, const char *const *args, const size_t *arglens, char **cmd)
+                           int nargs, const char *const *args, const size_t *arglens,
+                           char *buf, size_t cap, char **cmd)
 {
     rlk_evalsha_argv e = {0};
     rlk_fn_head h;
+    size_t need;
     int len = -1;
 
     *cmd = NULL;
     rlk_fn_head_known(c, s, &h);    /* EVALSHA, or FCALL once the mode is decided so */
-    if (rlk_evalsha_build(&e, &h, nkeys, keys, keylens, nargs, args, arglens) == RLK_OK)
-        len = redisFormatCommandArgv(cmd, e.argc, e.argv, e.lens);
+    if (rlk_evalsha_build(&e, &h, nkeys, keys, keylens, nargs, args, arglens) == RLK_OK) {
+        need = rlk_conn_format_argv(buf, cap, e.argc, e.argv, e.lens);
+        if (buf && need <= cap)
+            *cmd = buf;
+        else if ((*cmd = malloc(need)))
+            rlk_conn_format_argv(*cmd, need, e.argc, e.argv, e.lens);
+        if (*cmd && need <= INT_MAX)
+            len = (int)need;
+        else if (*cmd != buf)
+            free(*cmd), *cmd = NULL;
+    }
     rlk_evalsha_free(&e);
     return len;
 }

@@ -108,11 +108,14 @@ int rlk_conn_check_setup_reply(rlk_client *c, const redisContext *ctx, int i, co
 size_t rlk_conn_format_argv(char *out, size_t cap, int argc, const char *const *argv,
                             const size_t *lens);
 /* The call of script s as rlk_conn_evalv writes it (EVALSHA, or FCALL /
- * FCALL_RO once c's mode is decided so: the mode is not asked here),
- * formatted into *cmd (redisFreeCommand); its length, -1 out of memory. */
+ * FCALL_RO once c's mode is decided so: the mode is not asked here), in
+ * rlk_conn_format_argv's bytes: *cmd is buf when the request fits in cap
+ * bytes (buf may be NULL), else a buffer of its own (free()); its length,
+ * -1 out of memory (*cmd NULL). */
 int rlk_conn_format_script(rlk_client *c, const rlk_script_info *s,
                            int nkeys, const char *const *keys, const size_t *keylens,
-                           int nargs, const char *const *args, const size_t *arglens, char **cmd);
+                           int nargs, const char *const *args, const size_t *arglens,
+                           char *buf, size_t cap, char **cmd);
 /* The one NOSCRIPT rule: 1 when reply r to an EVALSHA (fcall 0) that was
  * not retried yet says NOSCRIPT: it did not run; load the script and send
  * the call once more. */

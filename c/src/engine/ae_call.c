@@ -163,9 +163,20 @@ void rlk_async_cancel(rlk_async_req *r)
 
 /* ---------------------------------------------------------------- calls */
 
+/* A call's command: hiredis's formatter made a native one (redisFreeCommand),
+ * rlk_conn_format_argv every other (free). */
+static void ae_call_free_cmd(rlk_ae_call *call)
+{
+    if (call->native)
+        redisFreeCommand(call->cmd);
+    else
+        free(call->cmd);
+    call->cmd = NULL;
+}
+
 static void ae_call_free(rlk_ae_call *call)
 {
-    redisFreeCommand(call->cmd);       /* (free: NULL is nothing) */
+    ae_call_free_cmd(call);            /* (NULL is nothing) */
     if (call->rt) {
         free(call->rt->last_err);
         free(call->rt);
@@ -201,8 +212,8 @@ static int ae_call_settle_form(rlk_async *ac, rlk_ae_call *call)
     at = (size_t)(p - call->cmd);
     memcpy(cmd, call->cmd, at);
     memcpy(cmd + at, "$8\r\ns", 5);
-    memcpy(cmd + at + 5, p + 4, call->len - at - 4 + 1);     /* with its '\0' */
-    redisFreeCommand(call->cmd);
+    memcpy(cmd + at + 5, p + 4, call->len - at - 4);
+    ae_call_free_cmd(call);
     call->cmd = cmd;
     call->len++;
     call->rt->pub_at = 0;
@@ -255,17 +266,16 @@ rlk_ae_call *ae_call_new(rlk_async *ac, int what, rlk_ae_reply_fn fn, void *arg)
     return call;
 }
 
-/* The call's command from argv (lens may be NULL): 0, or -1 (out of
- * memory: call->cmd stays NULL). */
+/* The call's command from argv (lens may be NULL), in hiredis's bytes
+ * (rlk_conn_format_argv): 0, or -1 (out of memory: call->cmd stays NULL). */
 static int ae_call_argv(rlk_ae_call *call, int argc, const char **argv, const size_t *lens)
 {
-    int len = redisFormatCommandArgv(&call->cmd, argc, argv, lens);
+    size_t need = rlk_conn_format_argv(NULL, 0, argc, argv, lens);
 
-    if (len < 0) {
-        call->cmd = NULL;
+    if (!(call->cmd = malloc(need)))
         return -1;
-    }
-    call->len = (size_t)len;
+    rlk_conn_format_argv(call->cmd, need, argc, argv, lens);
+    call->len = need;
     return 0;
 }
 
@@ -386,7 +396,8 @@ rlk_ae_call *rlk_ae_scriptv(rlk_async *ac, const char *name, int nkeys, const ch
         }
         ae_native_ask(ac, AE_N0(ac));
     }
-    len = rlk_conn_format_script(ac->c, s, nkeys, keys, NULL, nargs, args, arglens, &call->cmd);
+    len = rlk_conn_format_script(ac->c, s, nkeys, keys, NULL, nargs, args, arglens, NULL, 0,
+                                 &call->cmd);
     if (len < 0) {
         ae_call_free(call);
         return NULL;

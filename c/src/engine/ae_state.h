@@ -97,7 +97,7 @@ struct rlk_ae_call {
     int forgotten;
     int refused;                    /* in unsent, refused by a demoted master (READONLY) */
     int native;                     /* 1 + rlk_native_format's op: the server's own command */
-    char *cmd;                      /* formatted (redisFreeCommand) */
+    char *cmd;                      /* formatted: free(); a native one redisFreeCommand */
     size_t len;
     const rlk_script_info *script;  /* a script call (NOSCRIPT rule), else NULL */
     rlk_ae_reply_fn fn;
