@@ -171,9 +171,26 @@ static void ae_sub_rx(rlk_async *ac, ae_conn *k, int read)
         ac->rx_fn(ac->rx_arg, plain ? k->ctx->fd : -1, r->pos < r->len || r->ridx > 0);
 }
 
+/* snprintf(buf, len, "%s:%llu", uuid, task)'s bytes without snprintf (about
+ * 900 client instructions a call, two calls an async lock pair). */
 void rlk_ae_owner(rlk_async *ac, unsigned long long task, char *buf, size_t len)
 {
-    snprintf(buf, len, "%s:%llu", ac->uuid, task);
+    char tmp[sizeof ac->uuid + 21], digits[20];
+    size_t n = strlen(ac->uuid), d = 0;
+
+    if (!len)
+        return;
+    memcpy(tmp, ac->uuid, n);
+    tmp[n++] = ':';
+    do
+        digits[d++] = (char)('0' + task % 10);
+    while ((task /= 10) > 0);
+    while (d > 0)
+        tmp[n++] = digits[--d];
+    if (n > len - 1)
+        n = len - 1;
+    memcpy(buf, tmp, n);
+    buf[n] = '\0';
 }
 
 int rlk_ae_counts_exact(rlk_async *ac)

@@ -3,7 +3,9 @@
  * Holder ids "<uuid>:<thread id>" (runtime/rt.h rlk_rt_thread_owner): the
  * same in one thread, another in another thread, and another in a forked
  * child than in the thread that forked it (the thread id is kept per
- * thread, and forgotten in a fork's child).
+ * thread, and forgotten in a fork's child). And the async client's
+ * "<uuid>:<task>" (engine/engine.h rlk_ae_owner), as snprintf writes it,
+ * cut short to the buffer as snprintf cuts it.
  */
 #include <pthread.h>
 #include <stdio.h>
@@ -13,6 +15,8 @@
 #include <unistd.h>
 
 #include "check.h"
+#include "engine/engine.h"
+#include "rlk_async.h"
 #include "runtime/rt.h"
 
 static rlk_rt owner_rt;
@@ -63,9 +67,37 @@ static void test_owner_after_fork(void)
     CHECK_INT_EQ(WIFEXITED(status) && WEXITSTATUS(status) == 0, 1);
 }
 
+/* Every digit count of a task, and buffers too short for the id. */
+static void test_async_owner(void)
+{
+    static const unsigned long long tasks[] = {0, 1, 9, 10, 99, 100, 12345, 4294967296ULL,
+                                               18446744073709551615ULL};
+    static const size_t lens[] = {1, 2, 8, 37, 38, 40, 57, 58, 128};
+    rlk_options o;
+    rlk_async *ac;
+
+    rlk_options_init(&o);
+    o.url = "redis://127.0.0.1:1";      /* never attached: no connection is made */
+    ac = rlk_async_new(&o);
+    REQUIRE(ac != NULL);
+    CHECK_INT_EQ((int)strlen(rlk_async_uuid(ac)), 36);
+    for (size_t i = 0; i < sizeof tasks / sizeof tasks[0]; i++)
+        for (size_t j = 0; j < sizeof lens / sizeof lens[0]; j++) {
+            char got[128], want[128];
+
+            memset(got, '#', sizeof got);
+            snprintf(want, lens[j], "%s:%llu", rlk_async_uuid(ac), tasks[i]);
+            rlk_ae_owner(ac, tasks[i], got, lens[j]);
+            CHECK_STR_EQ(got, want);
+            CHECK(lens[j] == sizeof got || got[lens[j]] == '#');
+        }
+    rlk_async_free(ac);
+}
+
 int main(void)
 {
     RUN_TEST(test_owner_per_thread);
     RUN_TEST(test_owner_after_fork);
+    RUN_TEST(test_async_owner);
     return check_summary("test_owner");
 }
