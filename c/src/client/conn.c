@@ -144,12 +144,22 @@ unsigned long long rlk_conn_round_trips(void)
 
 /* ---------------------------------------------------------------- requests */
 
-/* v in decimal at p; the byte after it. */
+/* v in decimal at p; the byte after it. A request's lengths are nearly all
+ * one or two digits: written at once. */
 static char *rlk_resp_uint(char *p, size_t v)
 {
     char tmp[24];
     int n = 0;
 
+    if (v < 10) {
+        *p = (char)('0' + v);
+        return p + 1;
+    }
+    if (v < 100) {
+        p[0] = (char)('0' + v / 10);
+        p[1] = (char)('0' + v % 10);
+        return p + 2;
+    }
     do
         tmp[n++] = (char)('0' + v % 10);
     while ((v /= 10) > 0);
@@ -162,6 +172,8 @@ static size_t rlk_resp_digits(size_t v)
 {
     size_t n = 1;
 
+    if (v < 10)
+        return 1;
     while (v >= 10)
         v /= 10, n++;
     return n;
