@@ -154,27 +154,6 @@ static long long server_count(const char *name, const char *owner)
     return n;
 }
 
-/* 1 once the server process is stopped (SIGSTOP taken: state T), within 5 s. */
-static int server_stopped(void)
-{
-    char path[64], buf[512];
-
-    snprintf(path, sizeof path, "/proc/%d/stat", (int)srv.pid);
-    for (long long until = rlk_fx_now_ms() + 5000; rlk_fx_now_ms() < until;) {
-        FILE *f = fopen(path, "r");
-        char *p = NULL;
-
-        if (f && fgets(buf, sizeof buf, f))
-            p = strrchr(buf, ')');
-        if (f)
-            fclose(f);
-        if (p && (p[2] == 'T' || p[2] == 't'))
-            return 1;
-        rlk_fx_sleep_ms(2);
-    }
-    return 0;
-}
-
 /* 1 once the lost call has run: the server counts want of owner on name (bounded poll). */
 static int ran(const char *name, const char *owner, long long want)
 {
@@ -229,7 +208,7 @@ static void doubt_blocking(const char *name, int upgrade, doubted *d)
         REQUIRE(rlk_nrlock_unlock(l) == RLK_OK);
     }
     REQUIRE(rlk_fx_pause(&srv) == 0);
-    REQUIRE(server_stopped());
+    REQUIRE(rlk_fx_stopped(&srv));
     d->unsettled = upgrade ? rlk_rwlock_try_lock(rw, RLK_RW_READ, 0, DOUBT_LEASE_MS)
                            : rlk_nrlock_try_lock(l, 0, DOUBT_LEASE_MS);
     REQUIRE(rlk_fx_resume(&srv) == 0);
@@ -272,7 +251,7 @@ static void doubt_async(const char *name, int upgrade, doubted *d)
     RUN(c, res, rlk_async_unlock(c.ac, first, name, 1, ap_on_res, &res));
     REQUIRE(res.err == RLK_OK);
     REQUIRE(rlk_fx_pause(&srv) == 0);
-    REQUIRE(server_stopped());
+    REQUIRE(rlk_fx_stopped(&srv));
     RUN(c, res, lock(c.ac, first, name, 1, 0, DOUBT_LEASE_MS, ap_on_res, &res));
     d->unsettled = res.err;
     REQUIRE(rlk_fx_resume(&srv) == 0);

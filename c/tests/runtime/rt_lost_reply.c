@@ -565,27 +565,6 @@ static void test_multilock_sleep(void)
     rlk_free(b);
 }
 
-/* 1 once the server process is stopped (SIGSTOP taken: state T), within 5 s. */
-static int server_stopped(void)
-{
-    char path[64], buf[512];
-
-    snprintf(path, sizeof path, "/proc/%d/stat", (int)srv.pid);
-    for (long long until = rlk_fx_now_ms() + 5000; rlk_fx_now_ms() < until;) {
-        FILE *f = fopen(path, "r");
-        char *p = NULL;
-
-        if (f && fgets(buf, sizeof buf, f))
-            p = strrchr(buf, ')');
-        if (f)
-            fclose(f);
-        if (p && (p[2] == 'T' || p[2] == 't'))
-            return 1;
-        rlk_fx_sleep_ms(2);
-    }
-    return 0;
-}
-
 static unsigned long long lost_unsettled(rlk_client *c)
 {
     rlk_runtime_stats st;
@@ -634,7 +613,7 @@ static void unknown_next_call(int kind)
         REQUIRE(obj_try(&o, 0, 20000, &token) == RLK_OK);  /* the pool connections */
         REQUIRE(obj_unlock(&o) == RLK_OK);
         REQUIRE(rlk_fx_pause(&srv) == 0);
-        REQUIRE(server_stopped());
+        REQUIRE(rlk_fx_stopped(&srv));
         rc = obj_try(&o, 0, 20000, &token);
         CHECKF(rc == RLK_ERR_UNSETTLED, "%s round %d: %s (%s), not RLK_ERR_UNSETTLED",
                kind_names[kind], round, rlk_strerror(rc), rlk_errstr(a));
@@ -721,7 +700,7 @@ static void unknown_in_wait(int kind)
         if (rlk_runtime_stats_get(a, &st) == RLK_OK && st.waits > w0)
             break;      /* bounded poll */
     REQUIRE(rlk_fx_pause(&srv) == 0);
-    REQUIRE(server_stopped());
+    REQUIRE(rlk_fx_stopped(&srv));
     for (t0 = rlk_fx_now_ms(); rlk_fx_now_ms() - t0 < 15000 && lost_unsettled(a) == u0;)
         rlk_fx_sleep_ms(2);     /* bounded poll: an attempt given up as unsettled */
     CHECKF(lost_unsettled(a) > u0, "%s: no attempt was left unsettled in %lld ms",
@@ -768,7 +747,7 @@ static void unknown_read_then_write(int held_read)
     if (!held_read)
         REQUIRE(obj_unlock(&r) == RLK_OK);
     REQUIRE(rlk_fx_pause(&srv) == 0);
-    REQUIRE(server_stopped());
+    REQUIRE(rlk_fx_stopped(&srv));
     rc = obj_try(&r, 0, 20000, &token);
     CHECKF(rc == RLK_ERR_UNSETTLED, "upgrade %d: the read: %s (%s), not RLK_ERR_UNSETTLED",
            held_read, rlk_strerror(rc), rlk_errstr(a));

@@ -995,6 +995,26 @@ int rlk_fx_resume(rlk_fx_server *s)
     return fx_signal_and_wait(s, SIGCONT, WCONTINUED);
 }
 
+int rlk_fx_stopped(const rlk_fx_server *s)
+{
+    char path[64], buf[512];
+
+    snprintf(path, sizeof path, "/proc/%d/stat", (int)s->pid);
+    for (long long until = rlk_fx_now_ms() + 5000; rlk_fx_now_ms() < until;) {
+        FILE *f = fopen(path, "r");
+        char *p = NULL;
+
+        if (f && fgets(buf, sizeof buf, f))
+            p = strrchr(buf, ')');
+        if (f)
+            fclose(f);
+        if (p && (p[2] == 'T' || p[2] == 't'))
+            return 1;
+        rlk_fx_sleep_ms(2);
+    }
+    return 0;
+}
+
 redisContext *rlk_fx_connect(const rlk_fx_server *s)
 {
     redisContext *ctx = fx_connect_port(s, s->password);

@@ -106,6 +106,8 @@ int rlk_fx_crash(rlk_fx_server *s);
 /* SIGSTOP / SIGCONT: the process stops answering while its sockets stay open. */
 int rlk_fx_pause(rlk_fx_server *s);
 int rlk_fx_resume(rlk_fx_server *s);
+/* 1 once the process is seen stopped (state T in /proc: the SIGSTOP taken), within 5 s; else 0. */
+int rlk_fx_stopped(const rlk_fx_server *s);
 
 /* CLIENT PAUSE <ms> ALL from a fresh connection. Note that under ALL the
  * server also delays CLIENT UNPAUSE, so the pause simply runs out. */
