@@ -172,8 +172,6 @@ static size_t rlk_resp_digits(size_t v)
 {
     size_t n = 1;
 
-    if (v < 10)
-        return 1;
     while (v >= 10)
         v /= 10, n++;
     return n;
@@ -645,9 +643,8 @@ int rlk_conn_load_all(rlk_client *c, redisContext *ctx)
 }
 
 /* The call's argv: "EVALSHA" sha1 (or "FCALL" / "FCALL_RO" function: functions.h)
- * numkeys keys... args... */
-/* An EVALSHA's (or FCALL's) argv: in the struct itself up to
- * RLK_EVALSHA_INLINE words (every lock call's), on the heap past that. */
+ * numkeys keys... args...: in the struct itself up to RLK_EVALSHA_INLINE words
+ * (every lock call's), on the heap past that. */
 #define RLK_EVALSHA_INLINE 24
 
 typedef struct rlk_evalsha_argv {
