@@ -228,7 +228,7 @@ static void rlk_sub_message(rlk_sub_chan *ch, const char *payload, size_t len)
 }
 
 /* The channel's listener (rlk_ae_msg_fn): confirmed (msg NULL), down, or a message. The hook
- * hears a message unless nobody is joined (a lingering channel: no hold of this client is there
+ * hears a confirmation while a hold is joined, and a message unless nobody is joined (a lingering channel: no hold of this client is there
  * to be told) or it is the echo of a joined hold's own release (rlk_sub_expect_echo). */
 static void rlk_sub_heard(rlk_async *ac, const char *channel, const char *msg, size_t len,
                           void *arg)
@@ -244,6 +244,7 @@ static void rlk_sub_heard(rlk_async *ac, const char *channel, const char *msg, s
             ch->gen++;      /* again: a reconnect or a move, messages may have been missed */
         ch->heard = ch->confirmed = 1;
         ch->down = 0;
+        hook = ch->holds > 0;   /* a hold joined: messages before this one reached nobody */
         /* An echo counted before may have been missed (a reconnect): it may come, or not. */
         ch->maybe_echoes += ch->echoes;
         if (ch->maybe_echoes > 4)
@@ -442,7 +443,14 @@ int rlk_sub_join(rlk_sub *s, const char *channel, const rlk_sub_rule *rule, rlk_
 
 int rlk_sub_join_hold(rlk_sub *s, const char *channel, rlk_sub_chan **out)
 {
-    return rlk_sub_join_as(s, channel, NULL, out, 1, NULL);
+    int rc = rlk_sub_join_as(s, channel, NULL, out, 1, NULL), confirmed;
+
+    if (rc != RLK_OK)
+        return -1;
+    pthread_mutex_lock(&s->mu);
+    confirmed = (*out)->confirmed;
+    pthread_mutex_unlock(&s->mu);
+    return confirmed;
 }
 
 long long rlk_sub_linger_ms = RLK_SUB_LINGER_MS;

@@ -68,6 +68,9 @@ void rlk_sub_leave_now(rlk_sub *s, rlk_sub_chan *ch);
  * as rlk_sub_join with the channel's rule; it leaves it after its release lingering as a
  * waiter's (RLK_SUB_LINGER), quietly (RLK_SUB_QUIET, rlk_sub_leave_quiet's) or not (RLK_SUB_NOW). */
 int rlk_sub_join_hold(rlk_sub *s, const char *channel, rlk_sub_chan **out);
+/* (Its result: 1 joined and confirmed already, 0 joined and not confirmed yet: the hook hears
+ * the confirmation, as it hears every confirmation while a hold is joined; -1 not joined: out of
+ * memory, or the subscriber's loop did not start.) */
 enum { RLK_SUB_LINGER = 0, RLK_SUB_QUIET = 1, RLK_SUB_NOW = 2 };
 void rlk_sub_leave_hold(rlk_sub *s, rlk_sub_chan *ch, int how);
 /* Waits until ch is subscribed (READY), the subscriber is down (DOWN) or
@@ -127,7 +130,8 @@ void rlk_sub_reset(rlk_sub *s);
  * shortcut of a release made by this process (the message still comes). */
 void rlk_sub_poke(rlk_sub *s, rlk_sub_chan *ch);
 /* Called from the loop's thread (no subscriber lock held) with the
- * channel of every message received; NULL clears it. When this returns, no
+ * channel of every message received, and of every confirmation of a channel a hold joined
+ * (rlk_sub_join_hold: a message sent before it reached nobody); NULL clears it. When this returns, no
  * call of the previous hook is running. */
 typedef void (*rlk_sub_hook_fn)(void *arg, const char *channel, size_t len);
 void rlk_sub_set_hook(rlk_sub *s, rlk_sub_hook_fn fn, void *arg);

@@ -193,20 +193,38 @@ static void rlk_wd_lose(rlk_wd *wd, rlk_hold *e, int reason, rlk_hold ***tail)
     }
 }
 
+/* Joins e's channel, e having lived RLK_WD_JOIN_MS: renewed once the join is confirmed (now, if
+ * it is already: a message there before the join, when no hold of this client had joined it,
+ * went to nobody; else when the subscriber hears the confirmation, rlk_wd_on_message), so a
+ * force unlock before the join is found by that renewal, and one after it is heard. */
+static void rlk_wd_join(rlk_wd *wd, rlk_hold *e, long long now)
+{
+    e->join_ns = 0;
+    if (rlk_sub_join_hold(wd->sub, e->channel, &e->sub_ch) == 1)
+        e->next_due_ns = now;
+}
+
 /* Drops the entries past their loss deadline, failing or not (a renewal sent now could find
  * a later hold of the same holder id in another process, the lease of this one having run out
- * on the server while this process was stopped: as engine/ae_wd.c does), and marks those due by
- * now (and those due within a quarter period, to renew them together) in flight; *next: when
- * the earliest of the others is due (-1: none). Returns how many it marked. */
+ * on the server while this process was stopped: as engine/ae_wd.c does), joins the channels of
+ * those old enough, and marks those due by now (and those due within a quarter period, to renew
+ * them together) in flight; *next: when the earliest of the others is due or to join (-1: none;
+ * a join delay from now at most after a hold was taken since the last look, wd->fresh). Returns
+ * how many it marked. */
 static int rlk_wd_collect(rlk_wd *wd, long long now, long long *next, rlk_hold ***tail)
 {
     int n = 0;
 
-    *next = -1;
+    *next = wd->fresh ? now + RLK_WD_JOIN_MS * RLK_NS_PER_MS : -1;
+    wd->fresh = 0;
     for (rlk_hold *e = wd->holds, *after; e; e = after) {
         after = e->next;
         if (e->inflight)
             continue;
+        if (e->join_ns && e->rec && e->join_ns <= now)
+            rlk_wd_join(wd, e, now);
+        if (e->join_ns)
+            *next = rlk_clock_until_min(*next, e->join_ns);
         if (rlk_renew_expired(now, e->last_ok_ns, e->lost_after_ns)) {
             rlk_wd_lose(wd, e, RLK_LOST_EXPIRED, tail);
         } else if (n < RLK_WD_BATCH_MAX && e->next_due_ns <= now + e->period_ns / 4) {

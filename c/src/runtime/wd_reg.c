@@ -183,23 +183,29 @@ int rlk_wd_acquired_as(rlk_wd *wd, const rlk_hold_spec *h, long long lease_ms, i
         r->token = token;
         if (watchdog) {
             rlk_hold *e = r->wd;
+            long long look;
 
             /* The acquire reset the lease to the watchdog lease when it ran. */
             e->rec = r;
             if (!e->id.task)
                 e->id.task = h->task;
-            /* A watchdog entry with a channel listens to it while held (the
-             * subscriber's lock nests inside wd->mu). Without a subscription
-             * the next renewal still finds a removed lock. */
-            if (e->channel && !e->sub_ch && wd->sub)
-                (void)rlk_sub_join_hold(wd->sub, e->channel, &e->sub_ch);
+            /* A watchdog entry with a channel listens to it once it has lived
+             * RLK_WD_JOIN_MS (wd.c rlk_wd_collect joins it). */
+            if (e->channel && !e->sub_ch && !e->join_ns && wd->sub)
+                e->join_ns = r->acquired_ns + RLK_WD_JOIN_MS * RLK_NS_PER_MS;
             if (sent_ns > e->last_ok_ns)
                 e->last_ok_ns = sent_ns;
             if (!e->inflight)
                 e->next_due_ns = e->last_ok_ns + e->period_ns;
-            /* Wake the thread only when it sleeps past this entry's due time; not waiting,
-             * it collects the entry on its next look (it takes wd->mu first). */
-            if (wd->waiting && (wd->wait_until_ns < 0 || e->next_due_ns < wd->wait_until_ns))
+            /* Wake the thread only when it sleeps past this entry's due time, or a join delay
+             * past its join time; not waiting, it collects the entry on its next look (it
+             * takes wd->mu first). Waking, it looks again a join delay later (wd->fresh): so
+             * holds taken one after another wake it once a delay, not once each. */
+            look = e->join_ns ? e->join_ns + RLK_WD_JOIN_MS * RLK_NS_PER_MS : e->next_due_ns;
+            if (e->next_due_ns < look)
+                look = e->next_due_ns;
+            wd->fresh = 1;
+            if (wd->waiting && (wd->wait_until_ns < 0 || look < wd->wait_until_ns))
                 pthread_cond_signal(&wd->wake);
         }
         rlk_holds_drop(wd->lost, rlk_holds_find(wd->lost, h->kind, h->name, h->owner));

@@ -20,7 +20,8 @@ struct rlk_hold {
     int failing;                /* the last renewal attempt failed */
     long long last_ok_ns;       /* send time of the acquire or of the last successful renewal */
     long long next_due_ns;
-    rlk_sub_chan *sub_ch;       /* watchdog entries: subscribed to channel while held */
+    rlk_sub_chan *sub_ch;       /* watchdog entries: joined to channel while held */
+    long long join_ns;          /* when to join channel (0: joined, or not to) */
     char *channel;
     int nudged;                 /* a message came while in flight: renew again at once */
     int leave_now;              /* rlk_hold_spec.leave_now: its channel lingers only quietly */
@@ -58,6 +59,7 @@ struct rlk_wd {
     int stop;
     int waiting;                /* the thread waits on wake, until wait_until_ns (-1: no end) */
     long long wait_until_ns;    /* a new entry due later needs no signal: the thread looks then */
+    int fresh;                  /* a watchdog hold was taken since the thread's last look */
     pthread_t thread;
     long long lease_ms;
     long long round_period_ns;  /* the shortest period among this round's entries */

@@ -8,6 +8,10 @@
  *     lock (fair/force_release v4 tells the holders on the lock channel; v3
  *     woke only the head waiter, and the holder learned at its next renewal:
  *     the renewal period is 10 s here);
+ *   - a young hold (forced right after its acquire, before its channel is joined: a hold joins
+ *     it only once it has lived RLK_WD_JOIN_MS) is told within RLK_WD_JOIN_MS x 2 of its
+ *     acquire plus two round trips (the SUBSCRIBE, then a renewal that finds it gone), not at
+ *     its next renewal; and holds that live less than that send no SUBSCRIBE at all;
  *   - rlk_options.lost_margin_ms: with renewals failing (the server hangs),
  *     RLK_LOST_EXPIRED fires lost_margin_ms before (last successful renewal
  *     sent) + lease, not after it.
@@ -18,6 +22,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include "runtime/rt.h"
+#include "runtime/wd.h"
 
 #define FORCE_BOUND_MS 500      /* a round trip, with room for scheduling noise */
 
@@ -186,6 +193,75 @@ static void test_force_fair(void)
     force_reaches_holder(K_FAIR, "f:fair", "redisson_lock__channel:{f:fair}", RLK_KIND_FAIR);
 }
 
+/* A hold forced right after its acquire, from a client whose subscriber has not started yet:
+ * before, its channel was joined at the acquire and the force unlock's message came before the
+ * SUBSCRIBE, so it was heard by nobody and the holder learned of it at its next renewal (a third
+ * of the lease, 10 s). Now the watchdog joins the channel once the hold has lived
+ * RLK_WD_JOIN_MS, and renews it once the join is confirmed: the renewal finds it gone. */
+static void test_force_young(void)
+{
+    rlk_client *c1 = tk_connect(url, 0, 2), *c2 = tk_connect(url, 0, 2);
+    lost_rec g;
+    rlk_lock *l, *f;
+    long long t_acq, ms;
+    int released = 0;
+
+    rec_init(&g);
+    REQUIRE(c1 && c2);
+    rlk_set_lost_callback(c1, on_lost, &g);
+    REQUIRE((l = rlk_lock_new(c1, "f:young")) && (f = rlk_lock_new(c2, "f:young")));
+    CHECK_INT_EQ(rlk_lock_try_lock(f, 0, 100), RLK_OK);     /* c2 connected, its script loaded */
+    CHECK_INT_EQ(rlk_lock_unlock(f), RLK_OK);
+    tk_stall_reset(&stall);
+    t_acq = rlk_fx_now_ns();
+    CHECK_INT_EQ(rlk_lock_lock(l, 0), RLK_OK);
+    CHECK(rlk_lock_force_unlock(f, &released) == RLK_OK && released);
+    CHECKF(tk_latch_wait(&g.fired, 1, 5000) == 1, "the lost callback did not fire within 5 s of "
+           "forcing a young hold (renewal period 10 s)");
+    ms = g.at_ns > 0 ? (g.at_ns - t_acq) / 1000000 : -1;
+    printf("  lost callback %lld ms after the acquire (joins at %d ms)\n", ms, RLK_WD_JOIN_MS);
+    CHECKF(ms >= 0 && ms < 2 * RLK_WD_JOIN_MS + FORCE_BOUND_MS, "lost callback %lld ms after "
+           "the acquire (bound %d ms; longest scheduling gap %lld ms%s)", ms,
+           2 * RLK_WD_JOIN_MS + FORCE_BOUND_MS, tk_stall_max_gap_ms(&stall), stall_note());
+    CHECK_INT_EQ(g.reason, RLK_LOST_GONE);
+    rlk_lock_free(l);
+    rlk_lock_free(f);
+    rlk_free(c1);
+    rlk_free(c2);
+    rec_destroy(&g);
+}
+
+/* Holds that live less than RLK_WD_JOIN_MS (a watchdog lease) send no SUBSCRIBE: the client's
+ * subscriber never connects, and the server sees nobody on the lock's channel. */
+static void test_short_holds_no_subscribe(void)
+{
+    const char *chan = "redisson_lock__channel:{f:short}";
+    rlk_client *c = tk_connect(url, 0, 1);
+    rlk_runtime_stats st;
+    rlk_lock *l;
+    long long t0, ms;
+    int n = 0;
+
+    REQUIRE(c && (l = rlk_lock_new(c, "f:short")));
+    t0 = rlk_fx_now_ns();
+    /* Bounded: 200 holds, or as many as fit in half the delay (a stalled machine). */
+    for (; n < 200 && (rlk_fx_now_ns() - t0) / 1000000 < RLK_WD_JOIN_MS / 2; n++) {
+        CHECK_INT_EQ(rlk_lock_lock(l, 0), RLK_OK);
+        CHECK_INT_EQ(rlk_lock_unlock(l), RLK_OK);
+    }
+    ms = (rlk_fx_now_ns() - t0) / 1000000;
+    memset(&st, 0, sizeof st);
+    CHECK_INT_EQ(rlk_runtime_stats_get(c, &st), RLK_OK);
+    printf("  %d holds in %lld ms: %llu SUBSCRIBE, %lld subscribed on the server\n", n, ms,
+           st.subscribes, tk_numsub(&srv, chan));
+    CHECK(n > 0);
+    CHECKF(st.subscribes == 0, "%d holds of %lld ms in all sent %llu SUBSCRIBE (want 0: none "
+           "lived %d ms)", n, ms, st.subscribes, RLK_WD_JOIN_MS);
+    CHECK_INT_EQ(tk_numsub(&srv, chan), 0);
+    rlk_lock_free(l);
+    rlk_free(c);
+}
+
 /* ------------------------------------------------------------ lost margin */
 
 #define MARGIN_LEASE 1500
@@ -245,6 +321,8 @@ int main(void)
     RUN_TEST(test_force_read);
     RUN_TEST(test_force_fenced);
     RUN_TEST(test_force_fair);
+    RUN_TEST(test_force_young);
+    RUN_TEST(test_short_holds_no_subscribe);
     RUN_TEST(test_lost_margin);
     tk_stall_stop(&stall);
     rlk_fx_stop(&srv);

@@ -503,9 +503,11 @@ static void test_many_locks_per_call(void)
  * (the publisher never stops, so most cycles unlock with a nudge queued or
  * a nudged renewal in flight). A nudge only renews at once: never a lost
  * report, never a failed unlock, and the lock is never missing while held.
- * The renewal count proves the nudges ran (far above one per period). */
+ * The renewal count proves the nudges ran (far above one per period). Each cycle holds until
+ * the watchdog has joined the channel (a hold joins it once it has lived RLK_WD_JOIN_MS, and is
+ * renewed once the join is confirmed: the first renewal of the hold). */
 #define LEASE_MSG 300
-#define MSG_CYCLES 150
+#define MSG_CYCLES 40
 
 typedef struct publisher {
     pthread_t thread;
@@ -517,7 +519,7 @@ static void *publisher_main(void *arg)
 {
     publisher *p = arg;
     redisContext *x = rlk_fx_connect(&srv);
-    long long until = rlk_fx_now_ms() + 20000;      /* bounded */
+    long long until = rlk_fx_now_ms() + 40000;      /* bounded */
 
     while (x && !atomic_load(&p->stop) && rlk_fx_now_ms() < until) {
         redisReply *r = redisCommand(x, "PUBLISH redisson_lock__channel:{wd:msg} %d",
@@ -537,6 +539,21 @@ static void *publisher_main(void *arg)
     return NULL;
 }
 
+/* 1 once c made a renewal call (polled, timeout_ms at most), else 0. */
+static int renewed_since(rlk_client *c, long timeout_ms)
+{
+    rlk_runtime_stats a, b;
+
+    if (rlk_runtime_stats_get(c, &a) != RLK_OK)
+        return 0;
+    for (long i = 0; i < timeout_ms; i += 2) {
+        if (rlk_runtime_stats_get(c, &b) == RLK_OK && b.renew_calls > a.renew_calls)
+            return 1;
+        rlk_fx_sleep_ms(2);
+    }
+    return 0;
+}
+
 static void test_messages_while_held(void)
 {
     rlk_client *c = tk_connect(url, LEASE_MSG, 2);
@@ -544,7 +561,7 @@ static void test_messages_while_held(void)
     publisher p = {0};
     lost_log g;
     rlk_lock *l;
-    int bad = 0, stalled = 0, missing = 0, lost_in_stalls = 0;
+    int bad = 0, stalled = 0, missing = 0, lost_in_stalls = 0, joined = 0;
     unsigned seed = 777;
 
     REQUIRE(c);
@@ -562,6 +579,7 @@ static void test_messages_while_held(void)
         stall_reset();
         rc1 = rlk_lock_lock(l, 0);
         rc2 = rlk_lock_lock(l, 0);      /* a re-entry: the same entry, count 2 */
+        joined += renewed_since(c, 3000);
         rlk_fx_sleep_ms((long)(tk_rand(&seed) % 40));
         v = pttl("wd:msg");
         rc3 = rlk_lock_unlock(l);
@@ -588,6 +606,8 @@ static void test_messages_while_held(void)
     CHECKF(stalled <= MSG_CYCLES / 4, "%d of %d cycles stalled: the machine is too loaded for "
            "this test to say anything", stalled, MSG_CYCLES);
     CHECK(p.sent > MSG_CYCLES);
+    CHECKF(joined >= MSG_CYCLES / 2, "only %d of %d holds were renewed within 3 s: the watchdog "
+           "did not join their channel", joined, MSG_CYCLES);
     /* Without nudges: about one renewal per 100 ms period of holding (a few). */
     CHECKF(b.renew_calls - a.renew_calls > MSG_CYCLES / 2, "only %llu renewals: the messages "
            "did not nudge the watchdog", b.renew_calls - a.renew_calls);
