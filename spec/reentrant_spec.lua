@@ -160,7 +160,7 @@ describe("reentrant/acquire", function()
     { "reentrant/acquire", {}, { "1000", A, "0" } },
     { "reentrant/acquire", { LOCK }, { "1000", A } },
     { "reentrant/acquire", { LOCK, WAITERS }, { "1000", A, "0" } },
-    { "reentrant/acquire", { LOCK, WAITERS, GRANT }, { "1000", A } },
+    { "reentrant/acquire", { LOCK, WAITERS, GRANT, "{res}:rlk_delay" }, { "1000", A } },
     { "reentrant/acquire", { LOCK, WAITERS, GRANT }, { "1000", A, "0", "extra" } },
     { "reentrant/acquire", { LOCK, WAITERS, GRANT }, { "1000", A, "67108864" } },
     { "reentrant/acquire", { LOCK, WAITERS, GRANT }, { "1000", A, "1.5" } },
@@ -318,6 +318,9 @@ describe("reentrant/release", function()
       { A, "1000", "50", "publish" } },
     { "reentrant/release", { LOCK, CHANNEL, WAITERS, GRANT }, { A, "1000", "50" } },
     { "reentrant/release", { LOCK, CHANNEL, WAITERS, GRANT }, { A, "1000", "publish" } },
+    { "reentrant/release", { LOCK, CHANNEL, WAITERS }, { A, "1000" } },
+    { "reentrant/release", { LOCK, CHANNEL, WAITERS, GRANT }, { A } },
+    { "reentrant/release", { LOCK, CHANNEL, WAITERS, GRANT, "{res}:rlk_who" }, { A, "1000", "held" } },
     { "reentrant/release", { LOCK, CHANNEL, WAITERS, GRANT }, { A, "1000", "50", "publish", "0" } },
     { "reentrant/release", { LOCK, CHANNEL, WAITERS, GRANT }, { A, "1000", "0", "publish" } },
     { "reentrant/release", { LOCK, CHANNEL, WAITERS, GRANT }, { A, "1000", "5e1", "publish" } },
@@ -330,6 +333,147 @@ describe("reentrant/release", function()
       assert.is_true(first_in_queue(acquire(B, nil, nil, 11)))
     end, function(pub) return release(A, nil, nil, pub) end, { CHANNEL, wake(11) })
   end)
+end)
+
+-- The usual calls' short forms (acquire: 3 keys and 2 arguments, the ticket 0 left out; release:
+-- 4 keys and 2 arguments, claim_ms 50 and publish left out), what rlk's clients send: from every
+-- state the long form with those values sees, the same reply, keys and messages.
+describe("the short forms", function()
+  local function acquire_short(owner, lease)
+    return r:script("reentrant/acquire", { LOCK, WAITERS, GRANT }, { tostring(lease or LEASE), owner })
+  end
+  local function release_long50(owner, lease)
+    return r:script("reentrant/release", { LOCK, CHANNEL, WAITERS, GRANT },
+      { owner, tostring(lease or LEASE), "50", "publish" })
+  end
+  local function release_short(owner, lease)
+    return r:script("reentrant/release", { LOCK, CHANNEL, WAITERS, GRANT },
+      { owner, tostring(lease or LEASE) })
+  end
+  -- Replies and TTLs read a moment apart on a real server: a TTL in either may be lower by less
+  -- than TTL_SLACK_MS.
+  local function close(a, b)
+    if type(a) == "number" and type(b) == "number" and a > 0 and b > 0 then
+      return math.abs(a - b) < sa.TTL_SLACK_MS
+    end
+    if type(a) == "table" and type(b) == "table" and a.err == nil and b.err == nil then
+      if #a ~= #b then return false end
+      for i = 1, #a do
+        if not close(a[i], b[i]) then return false end
+      end
+      return true
+    end
+    if type(a) == "table" and type(b) == "table" then
+      return a.err:match("^%S+") == b.err:match("^%S+")
+    end
+    return a == b
+  end
+  local KEYS = { LOCK, WAITERS, GRANT, CHANNEL }
+  -- The state setup() makes, then call: its reply, the keys after it and what it published.
+  local function run(setup, call)
+    r:reset()
+    setup()
+    r:published()
+    local reply = call()
+    return reply, sa.snapshot(r, KEYS), r:published()
+  end
+  local function same(setups, long, short)
+    for name, setup in pairs(setups) do
+      local lr, ls, lp = run(setup, long)
+      local sr, ss, sp = run(setup, short)
+      assert.is_true(close(lr, sr), name .. ": replies differ")
+      for i = 1, #ls do
+        assert.equal(ls[i].type, ss[i].type, name .. ": type of " .. ls[i].key)
+        assert.same(ls[i].content, ss[i].content, name .. ": content of " .. ls[i].key)
+        assert.is_true(ls[i].pttl == ss[i].pttl or close(ls[i].pttl, ss[i].pttl),
+          name .. ": TTL of " .. ls[i].key)
+      end
+      assert.same(lp, sp, name .. ": messages")
+    end
+  end
+  local function queued_behind(holder)
+    return function()
+      assert.equal(NIL, acquire(holder))
+      assert.is_true(first_in_queue(acquire(B, nil, nil, tk(11))))
+    end
+  end
+  local function foreign(spec)
+    return function() sa.make(r, spec, LOCK) end
+  end
+
+  it("acquire: the same as ticket 0 from every state", function()
+    same({
+      free = function() end,
+      mine = function() assert.equal(NIL, acquire(A, 2000)) end,
+      mine_no_ttl = function() r:call("HSET", LOCK, A, "1") end,
+      others = function() assert.equal(NIL, acquire(B)) end,
+      others_no_ttl = function() r:call("HSET", LOCK, B, "1") end,
+      queued_behind_me = queued_behind(A),
+      queued_behind_other = function()
+        assert.equal(NIL, acquire(B))
+        assert.is_true(first_in_queue(acquire(A, nil, nil, tk(12))))
+      end,
+      reserved = function()
+        queued_behind(A)()
+        assert.equal(2, release(A))
+      end,
+      waiters_left = function() r:call("RPUSH", WAITERS, tk(3)) end,
+      grant_foreign = function() r:call("SADD", GRANT, "x") end,
+      string_lock = foreign({ "SET", LOCK, "token" }),
+      list_lock = foreign(sa.OTHER_TYPES.list),
+      set_lock = foreign(sa.OTHER_TYPES.set),
+      zset_lock = foreign(sa.OTHER_TYPES.zset),
+      foreign_hash = function() r:call("HSET", LOCK, "field", "value") end,
+    }, function() return acquire(A, 40000) end, function() return acquire_short(A, 40000) end)
+  end)
+
+  it("release: the same as claim_ms 50 and publish from every state", function()
+    same({
+      free = function() end,
+      mine = function() assert.equal(NIL, acquire(A, 2000)) end,
+      mine_twice = function()
+        assert.equal(NIL, acquire(A, 2000))
+        assert.equal(NIL, acquire(A, 2000))
+      end,
+      mine_no_ttl = function() r:call("HSET", LOCK, A, "2") end,
+      others = function() assert.equal(NIL, acquire(B)) end,
+      waiters_foreign = function()
+        assert.equal(NIL, acquire(A))
+        r:call("SET", WAITERS, "x")
+      end,
+      string_lock = foreign({ "SET", LOCK, "token" }),
+      list_lock = foreign(sa.OTHER_TYPES.list),
+    }, function() return release_long50(A, 40000) end, function() return release_short(A, 40000) end)
+  end)
+
+  -- The grant's claim window is 50 ms: on a real server it may run out before it is read.
+  it("release: hands over to the first waiter as claim_ms 50 and publish do", function()
+    queued_behind(A)()
+    r:published()
+    assert.equal(2, release_short(A))
+    assert.same({ { channel = wake(W + 11), message = string.format("%d", (W + 11) * 67108864) },
+      { channel = CHANNEL, message = "0" } }, r:published())
+    assert.equal(0, r:call("EXISTS", LOCK))
+    assert.same({}, r:call("LRANGE", WAITERS, 0, -1))
+    local pttl = r:call("PTTL", GRANT)
+    assert.is_true(pttl == -2 or pttl > 0 and pttl <= 50, "grant PTTL " .. tostring(pttl))
+  end)
+
+  it_virtual("release: the grant it makes lasts claim_ms 50", function()
+    queued_behind(A)()
+    assert.equal(2, release_short(A))
+    assert.equal(tk(11), r:call("GET", GRANT))
+    assert.equal(50, r:call("PTTL", GRANT))
+  end)
+
+  validation_cases(function(lease, owner) return acquire_short(owner, lease) end, {
+    { "reentrant/acquire", { LOCK, WAITERS }, { "1000", A } },
+    { "reentrant/acquire", { LOCK, WAITERS, GRANT, "{res}:rlk_delay" }, { "1000", A } },
+  })
+  validation_cases(function(lease, owner) return release_short(owner, lease) end, {
+    { "reentrant/release", { LOCK, CHANNEL, WAITERS }, { A, "1000" } },
+    { "reentrant/release", { LOCK, CHANNEL, WAITERS, GRANT }, { A, "1000", "50" } },
+  })
 end)
 
 describe("reentrant/renew", function()

@@ -1,5 +1,5 @@
 -- name: reentrant/acquire
--- version: 18
+-- version: 19
 -- summary: Acquire or re-enter a reentrant lock, claim it when reserved for this waiter, or join the queue.
 -- redisson: RedissonLock.tryLockInnerAsync (hincrby + pexpire, pttl when held); rlk's: queue, grant, TTL never cut
 -- time: none
@@ -9,30 +9,37 @@
 -- KEYS[4]: delay - optional: string {lock}:rlk_delay: delay_ms, PX lease + delay_ms; held: hash {lock}:rlk_who
 -- ARGV[1]: lease_ms - lease in milliseconds, integer 1..1000000000000
 -- ARGV[2]: owner - holder id <client-uuid>:<thread-id>, 1..1024 bytes
--- ARGV[3]: ticket - integer -67108863..67108863: 0 never queue; t > 0 new waiter (tail); -t queued already
+-- ARGV[3]: ticket - optional with 3 keys (absent: 0); -67108863..67108863: 0 never queue; t > 0 new waiter; -t queued
 -- ARGV[4]: delay_ms - optional (with KEYS[4]): lock-delay ms, integer 1..1000000000000; or held: records the ticket
 -- return nil: acquired (free, reserved for no other ticket; own grant and entry dropped), re-entered, or held grant
 -- return integer: not acquired; ms to wait at most: holder's PTTL (-1: none); reserved: grant's or -1
 -- return -3: not acquired; queued first behind another ticket's reservation: attempt again after its claim window
 -- return array: not acquired; {wait, 1}: first in the queue: hear the lock's channel; {wait, 1|0, 1}: free, in delay
--- error RLK_BADARG: not 3 keys and 3 arguments (or 4 and 4), a ticket or delay_ms out of range
+-- error RLK_BADARG: not 3 keys and 3 arguments (a single try: or 2; else 4 and 4), a ticket or delay_ms out of range
 -- error RLK_BADLEASE: lease_ms is not an integer in 1..1000000000000
 -- error RLK_BADOWNER: owner is empty or longer than 1024 bytes
 -- error RLK_WRONGTYPE: lock not a lock's (lib/lock_shape), waiters no list, grant no string, delay or who another type
 -- end
 
-local nkeys = #KEYS
-if nkeys ~= #ARGV or (nkeys ~= 3 and nkeys ~= 4) then
-  return redis.error_reply('RLK_BADARG expected 3 keys and 3 arguments (lock-delay: 4 and 4)')
-end
-local lock, grant, lease_ms, owner, ticket = KEYS[1], KEYS[3], ARGV[1], ARGV[2], ARGV[3]
+local nkeys, nargs = #KEYS, #ARGV
+local lock, grant, lease_ms, owner, ticket = KEYS[1], KEYS[3], ARGV[1], ARGV[2], ARGV[3] or '0'
 -- The usual single try, decided first and alone: ticket 0, no lock-delay, an owner of 1..1024
--- bytes and the usual lease (under 13 digits, one pattern inline). Every argument is then one the
--- checks below accept, so they are skipped, and its replies are theirs. The checks run on every
--- call, so they are the fewest that decide: they are most of the server time these scripts take
--- beyond Redisson's (docs/performance.md).
-local usual = ticket == '0' and (nkeys == 3 or ARGV[4] == 'held') and #owner > 0
-  and #owner <= 1024 and #lease_ms < 13 and lease_ms:find('^[1-9]%d*$')
+-- bytes and the usual lease (under 13 digits, one pattern inline). Its short form (3 keys, 2
+-- arguments: the ticket left out, 0) is the one rlk's clients send; its long form (ticket '0')
+-- the one older ones do. Every argument is then one the checks below accept, so they are
+-- skipped, and its replies are theirs. Redis builds KEYS and ARGV anew for every call and the
+-- checks run on every call: each argument fewer and each check not made is server time saved,
+-- most of what these scripts take beyond Redisson's (docs/performance.md).
+local usual = nargs == 2 and nkeys == 3 and #owner > 0 and #owner <= 1024 and #lease_ms < 13
+  and lease_ms:find('^[1-9]%d*$')
+if not usual then
+  if nargs ~= nkeys and (nargs ~= 2 or nkeys ~= 3) or nkeys ~= 3 and nkeys ~= 4 then
+    return redis.error_reply('RLK_BADARG expected 3 keys and 3 arguments (a single try: or 2; '
+      .. 'lock-delay: 4 and 4)')
+  end
+  usual = ticket == '0' and (nkeys == 3 or ARGV[4] == 'held') and #owner > 0
+    and #owner <= 1024 and #lease_ms < 13 and lease_ms:find('^[1-9]%d*$')
+end
 local t, delay, delay_ms, who, is_lease = 0, nil, nil, nil, nil
 if not usual then
   delay, delay_ms = KEYS[4], ARGV[4]

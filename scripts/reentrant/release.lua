@@ -1,5 +1,5 @@
 -- name: reentrant/release
--- version: 15
+-- version: 16
 -- summary: Leave a reentrant lock once; on the last exit delete it, reserve it for the first waiter, publish.
 -- redisson: RedissonLock.unlockInnerAsync (hincrby -1; pexpire while held, else del + publish 0); grant: rlk's
 -- time: none
@@ -10,15 +10,15 @@
 -- KEYS[5]: delay - optional: {lock}:rlk_delay, refreshed while held, deleted at last exit; ARGV[5]: {lock}:rlk_who
 -- ARGV[1]: owner - holder id <client-uuid>:<thread-id>, 1..1024 bytes
 -- ARGV[2]: lease_ms - while the owner still holds it, its TTL is at least this (never cut), integer 1..1000000000000
--- ARGV[3]: claim_ms - how long the first waiter has to claim the lock, integer 1..1000000000000
--- ARGV[4]: publish - the publish command: publish, or spublish (Redis 7 sharded pub/sub), as Redisson 4.7 passes it
+-- ARGV[3]: claim_ms - optional with ARGV[4] (both absent: 50, publish): the first waiter's time to claim, 1..10^12
+-- ARGV[4]: publish - optional with ARGV[3]: the publish command: publish, or spublish (Redis 7 sharded pub/sub)
 -- ARGV[5]: held - optional (KEYS[5] who, no lock-delay): exactly held: a waiter with a record is granted held
 -- return nil: owner does not hold the lock (or there is no lock); nothing changed
 -- return 0: still held by owner: count decremented, TTL raised to lease_ms if shorter (none: kept none)
 -- return 1: released: the lock key deleted and message 0 (unlock) published on channel; nobody queued
 -- return 2: released, reserved for the first waiter (popped) for claim_ms; head*2^26 on its wake channel, then 0
 -- return 3: released, written in the first waiter's name (held): head*2^26+2^25 on its wake channel, no 0
--- error RLK_BADARG: not 4 (or 5) keys and 4 arguments (held: 5 and 5), or claim_ms not an integer in 1..1000000000000
+-- error RLK_BADARG: not 4 (or 5) keys and 4 or 2 arguments (held: 5 and 5), or claim_ms not an integer in 1..10^12
 -- error RLK_BADOWNER: owner is empty or longer than 1024 bytes
 -- error RLK_BADLEASE: lease_ms is not an integer in 1..1000000000000
 -- error RLK_WRONGTYPE: the lock key is not a hash, waiters not a list, the delay key not a delay's or who not a hash
@@ -26,22 +26,28 @@
 -- end
 
 local nkeys, nargs = #KEYS, #ARGV
-if (nkeys ~= 4 and nkeys ~= 5) or (nargs ~= 4 and (nargs ~= 5 or nkeys ~= 5 or ARGV[5] ~= 'held')) then
-  return redis.error_reply('RLK_BADARG expected 4 keys and 4 arguments (lock-delay: 5 keys; held: 5 and 5)')
-end
 local lock, owner, lease_ms, claim_ms, publish = KEYS[1], ARGV[1], ARGV[2], ARGV[3], ARGV[4]
--- The uncontended path, first and on its own: 4 keys (no lock-delay, no held grants), the usual
--- lease, claim window and publish command (under 13 digits, one pattern each), an owner of 1..1024
--- bytes: every argument is one the checks below would accept, so its replies are theirs. The last
--- exit (count '1', what HSET/HINCRBY wrote: no tonumber) with nobody queued deletes the lock and
--- publishes 0, Redisson's four commands; any other count or a waiter popped goes on below with
--- what was read (no command sent twice). The checks run on every call, so they are the fewest
--- that decide: they are most of the server time these scripts take beyond Redisson's
+-- The uncontended path, first and on its own: the usual call in its short form (4 keys, 2
+-- arguments: the claim window and the publish command left out, 50 and publish, what rlk's
+-- clients pass on one server), or in its long form (4 arguments), with the usual lease and claim
+-- window (under 13 digits, one pattern each) and an owner of 1..1024 bytes: every argument is one
+-- the checks below would accept, so its replies are theirs. The last exit (count '1', what
+-- HSET/HINCRBY wrote: no tonumber) with nobody queued deletes the lock and publishes 0,
+-- Redisson's four commands; any other count or a waiter popped goes on below with what was read
+-- (no command sent twice). Redis builds KEYS and ARGV anew for every call and runs every check on
+-- every call: each argument fewer and each check not made is server time saved
 -- (docs/performance.md).
-local count, head
-if nkeys == 4 and (publish == 'publish' or publish == 'spublish') and #owner > 0
-  and #owner <= 1024 and #lease_ms < 13 and #claim_ms < 13 and lease_ms:find('^[1-9]%d*$')
-  and claim_ms:find('^[1-9]%d*$') then
+local count, head, usual
+if nargs == 2 then
+  claim_ms, publish = '50', 'publish'
+  usual = nkeys == 4 and #owner > 0 and #owner <= 1024 and #lease_ms < 13
+    and lease_ms:find('^[1-9]%d*$')
+else
+  usual = nkeys == 4 and nargs == 4 and (publish == 'publish' or publish == 'spublish')
+    and #owner > 0 and #owner <= 1024 and #lease_ms < 13 and #claim_ms < 13
+    and lease_ms:find('^[1-9]%d*$') and claim_ms:find('^[1-9]%d*$')
+end
+if usual then
   count = redis.pcall('hget', lock, owner)
   if count == '1' then
     head = redis.pcall('lpop', KEYS[3])
@@ -51,6 +57,11 @@ if nkeys == 4 and (publish == 'publish' or publish == 'spublish') and #owner > 0
       return 1
     end
   end
+end
+if (nkeys ~= 4 and nkeys ~= 5) or (nargs ~= 4 and nargs ~= 2
+    and (nargs ~= 5 or nkeys ~= 5 or ARGV[5] ~= 'held')) then
+  return redis.error_reply('RLK_BADARG expected 4 keys and 4 (or 2) arguments (lock-delay: 5 keys; '
+    .. 'held: 5 and 5)')
 end
 local channel, waiters, grant, delay = KEYS[2], KEYS[3], KEYS[4], KEYS[5]
 -- Held grants (docs/runtime.md, "Held grants"): ARGV[5] held names KEYS[5] the hash {lock}:rlk_who
@@ -65,7 +76,7 @@ local is_lease, publish_cmd, delay_shape, renew_delay
 if count == nil then
   -- The arguments, checked in this order: the publish command, the owner, the lease, the claim
   -- window; the usual ones by one pattern over the three.
-  local usual = #lease_ms < 13 and #claim_ms < 13
+  usual = #lease_ms < 13 and #claim_ms < 13
     and (lease_ms .. ' ' .. claim_ms .. ' ' .. publish):find('^[1-9]%d* [1-9]%d* s?publish$')
   if not usual or delay then
     -- luacheck: push ignore 431 (the helpers' names and parameters are the values' own)
