@@ -116,7 +116,7 @@ const rlk_renew_task rlk_lock_renew_task = {
  * a waiter queued in the server's queue of tickets, woken by the grant that names it. */
 #define RLK_LOCK_ROW                                                                              \
     .what = "lock", .hold = RLK_KIND_LOCK, .names = "reentrant", .acquire = "reentrant/acquire", \
-    .release = "reentrant/release", .release_args = "owner lease_ms claim_ms publish",           \
+    .release = "reentrant/release", .release_args = "owner lease_ms claim_ms? publish?",         \
     .force = "reentrant/force_release", .force_args = "publish", .wait_channel = "channel",     \
     .renew = &rlk_lock_renew_task
 #define RLK_LOCK_QUEUE                                                                            \
@@ -124,10 +124,10 @@ const rlk_renew_task rlk_lock_renew_task = {
     .wait = RLK_PROTO_WAIT_QUEUE, .grants = &rlk_lock_sub_rule
 
 const rlk_proto rlk_lock_row = {RLK_LOCK_ROW, RLK_LOCK_QUEUE,
-                                .acquire_args = "lease_ms owner ticket", .renew_keys = "lock"};
+                                .acquire_args = "lease_ms owner ticket?", .renew_keys = "lock"};
 
 /* Attempts that never queue (ticket 0). */
-const rlk_proto rlk_lock_spin_row = {RLK_LOCK_ROW, .acquire_args = "lease_ms owner ticket",
+const rlk_proto rlk_lock_spin_row = {RLK_LOCK_ROW, .acquire_args = "lease_ms owner ticket?",
                                      .wait = RLK_PROTO_WAIT_SPIN, .renew_keys = "lock"};
 
 /* With a lock-delay (rlk_lock_set_delay): its acquire, release and force name the delay key

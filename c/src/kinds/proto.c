@@ -130,11 +130,15 @@ static const char *rlk_proto_num(char *buf, long long v)
 
 int rlk_proto_args(const char *names, const rlk_proto_argvals *vals, rlk_proto_argv *out)
 {
+    const char *dflt[RLK_PROTO_ARGS];   /* a name marked "?": the value the script takes for it */
     int n = 0;
 
     while (names && *names) {
         size_t len = strcspn(names, " ");
+        int opt = len > 1 && names[len - 1] == '?';
         const char *v = NULL;
+
+        len -= (size_t)opt;
 
 #define RLK_PROTO_IS(s) (len == sizeof(s) - 1 && memcmp(names, s, len) == 0)
         if (RLK_PROTO_IS("lease_ms"))
@@ -173,11 +177,20 @@ int rlk_proto_args(const char *names, const rlk_proto_argvals *vals, rlk_proto_a
         if (!v || n == RLK_PROTO_ARGS)
             return -1;
         out->len[n] = RLK_PROTO_IS("id") ? vals->idlen : strlen(v);
+        dflt[n] = !opt                     ? NULL
+                  : RLK_PROTO_IS("ticket")   ? "0"
+                  : RLK_PROTO_IS("claim_ms") ? RLK_FAM_CLAIM_MS_STR
+                  : RLK_PROTO_IS("publish")  ? "publish"
+                                             : NULL;
 #undef RLK_PROTO_IS
         out->v[n++] = v;
-        names += len;
+        names += len + (size_t)opt;
         names += strspn(names, " ");
     }
+    /* The optional names at the end are left out while each has its default (a script's short
+     * form: scripts/reentrant/'s acquire and release). */
+    while (n > 0 && dflt[n - 1] && strcmp(out->v[n - 1], dflt[n - 1]) == 0)
+        n--;
     return n;
 }
 

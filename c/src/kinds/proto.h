@@ -52,7 +52,10 @@ enum {
  * publish, wait_ms (the fair queue's thread wait), mode ("any"), value, term
  * (token: fenced/reenter's handed token, taken from term),
  * delay_ms (the lock-delay), secret (the election's incarnation), named, n
- * (a number: permits, a count), ttl (ttl_ms), id (a permit id, raw). */
+ * (a number: permits, a count), ttl (ttl_ms), id (a permit id, raw). A name
+ * ending in "?" (ticket?, claim_ms?, publish?) is left out at the end of the
+ * list while it has the value the script takes in its absence (0, the claim
+ * window, publish): the script's short form. */
 typedef struct rlk_proto {
     const char *what;               /* in messages: "lock", "fair lock", "read lock", ... */
     int hold;                       /* RLK_KIND_*: its holds are found, counted and reported as */

@@ -12,6 +12,7 @@
 
 #include "check.h"
 #include "kinds/handle.h"
+#include "kinds/lock.h"
 #include "kinds/proto.h"
 #include "runtime/fam_hold.h"
 
@@ -160,11 +161,44 @@ static void test_args_numbers(void)
     }
 }
 
+/* The reentrant lock's usual calls go in their short forms (scripts/reentrant/: acquire without
+ * the ticket 0, release without the claim window and publish): Redis builds KEYS and ARGV for
+ * every call, and each argument fewer is server time. Any other value is sent in full. */
+static void test_short_forms(void)
+{
+    rlk_proto_argvals v = {.lease_ms = 30000, .owner = "u:1", .ticket = 0, .publish = "publish"};
+    rlk_proto_argv av;
+    const rlk_proto *rows[] = {&rlk_lock_row, &rlk_lock_spin_row};
+
+    for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++) {
+        v.ticket = 0;
+        CHECK_INT_EQ(rlk_proto_args(rows[i]->acquire_args, &v, &av), 2);
+        CHECK_STR_EQ(av.v[0], "30000");
+        CHECK_STR_EQ(av.v[1], "u:1");
+        v.ticket = 7;
+        CHECK_INT_EQ(rlk_proto_args(rows[i]->acquire_args, &v, &av), 3);
+        CHECK_STR_EQ(av.v[2], "7");
+        v.publish = "publish";
+        CHECK_INT_EQ(rlk_proto_args(rows[i]->release_args, &v, &av), 2);
+        CHECK_STR_EQ(av.v[0], "u:1");
+        CHECK_STR_EQ(av.v[1], "30000");
+        v.publish = "spublish";
+        CHECK_INT_EQ(rlk_proto_args(rows[i]->release_args, &v, &av), 4);
+        CHECK_STR_EQ(av.v[2], RLK_FAM_CLAIM_MS_STR);
+        CHECK_STR_EQ(av.v[3], "spublish");
+    }
+    /* With a lock-delay the acquire names its delay_ms after the ticket: all four go. */
+    v.ticket = 0;
+    CHECK_INT_EQ(rlk_proto_args(rlk_lock_delay_row.acquire_args, &v, &av), 4);
+    CHECK_STR_EQ(av.v[2], "0");
+}
+
 int main(void)
 {
     RUN_TEST(test_readers);
     RUN_TEST(test_refusal);
     RUN_TEST(test_build_with_keys);
     RUN_TEST(test_args_numbers);
+    RUN_TEST(test_short_forms);
     return check_summary("test_proto");
 }
