@@ -256,8 +256,6 @@ struct rlk_async {
     int pubsub;                     /* RLK_PUBSUB_GLOBAL / _SHARDED; 0: not known yet (cluster) */
     const char *sub_name;           /* the blocking subscriber's client (rlk_ae_sub_name): its
                                        pub/sub connections' name; NULL: none */
-    rlk_ae_rx_fn rx_fn;             /* rlk_ae_sub_rx's; NULL: none */
-    void *rx_arg;
 
     /* Cluster (ae_routed): the slot map (client/slotmap.h: its node i is nodes[i]),
      * filled by CLUSTER SLOTS. */

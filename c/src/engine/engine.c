@@ -153,24 +153,6 @@ void rlk_ae_sub_name(rlk_async *ac, const char *name)
     ac->sub_name = name;
 }
 
-void rlk_ae_sub_rx(rlk_async *ac, rlk_ae_rx_fn fn, void *arg)
-{
-    ac->rx_fn = fn;
-    ac->rx_arg = arg;
-}
-
-/* rlk_ae_sub_rx's call after a read of pub/sub connection k (read 1), or before its close. */
-static void ae_sub_rx(rlk_async *ac, ae_conn *k, int read)
-{
-    int plain = read && !ae_routed(ac) && !ac->c->tls && ac->pubsub != RLK_PUBSUB_SHARDED;
-    redisReader *r = k->ctx ? k->ctx->reader : NULL;
-
-    /* A reply begun: bytes left, or an array's header read (ridx > 0). Not seen: a first type
-     * byte alone (a byte short: every message that comes still passes the mark). */
-    if (k->is_sub && ac->rx_fn && r)
-        ac->rx_fn(ac->rx_arg, plain ? k->ctx->fd : -1, r->pos < r->len || r->ridx > 0);
-}
-
 /* snprintf(buf, len, "%s:%llu", uuid, task)'s bytes without snprintf (about
  * 900 client instructions a call, two calls an async lock pair). */
 void rlk_ae_owner(rlk_async *ac, unsigned long long task, char *buf, size_t len)
@@ -404,7 +386,6 @@ void ae_conn_drop(rlk_async *ac, ae_conn *k, const char *why)
         snprintf(ac->conn_err, sizeof ac->conn_err, "%s", msg);
     ae_conn_let_go(ac, k);
     k->events = 0;
-    ae_sub_rx(ac, k, 0);
     rlk_transport_free(k->ctx);
     k->ctx = NULL;
     if (k->is_sub && k->state == AE_UP)
@@ -754,7 +735,6 @@ static void ae_keepalive(rlk_async *ac, ae_conn *k, long long now)
         ae_conn_drop(ac, k, "PING unanswered within the command timeout");
     } else if (!k->ping && now - k->rx >= AE_PING_MS) {
         k->ping = now;
-        ae_sub_rx(ac, k, 0);    /* its answer wakes the loop */
         if (redisAppendCommand(k->ctx, "PING") != REDIS_OK)
             ae_conn_drop(ac, k, "out of memory");
     }
@@ -895,8 +875,6 @@ static void ae_conn_read(rlk_async *ac, ae_conn *k)
     }
     if (msgs)
         AE_SUB_COUNT(ac, sub_wakeups);      /* a read that brought messages */
-    if (rc == REDIS_OK)
-        ae_sub_rx(ac, k, 1);
     if (rc != REDIS_OK)
         ae_conn_drop(ac, k, why[0] ? why : "connection closed");
     else if (!k->is_sub && ac->cmd_readonly) {

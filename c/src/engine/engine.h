@@ -58,12 +58,6 @@ void rlk_ae_close_end(rlk_async *ac);
  * its pub/sub connections are named name (CLIENT SETNAME in their set-up;
  * an ACL's refusal is ignored) and counted in the counters' sub_*. */
 void rlk_ae_sub_name(rlk_async *ac, const char *name);
-/* After each read of a pub/sub connection, once its whole replies are handled, and before its
- * socket is closed (fd -1): fn(arg, fd, partial) on the loop's thread. fd: the socket, when it is
- * plain TCP to the one server in global pub/sub mode (its bytes are RESP's), else -1; partial:
- * bytes of a reply not whole yet are read. For the blocking subscriber (runtime/sub.c). */
-typedef void (*rlk_ae_rx_fn)(void *arg, int fd, int partial);
-void rlk_ae_sub_rx(rlk_async *ac, rlk_ae_rx_fn fn, void *arg);
 
 /* The client's inner blocking-API client: never connected, it only carries
  * the parsed URL, options (watchdog_lease_ms, command_timeout_ms, ...),

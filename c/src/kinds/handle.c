@@ -447,7 +447,7 @@ int rlk_handle_drive(rlk_handle_acq *a, long long wait_ms)
     if (!a->acquire.script)
         a->acquire = (rlk_proto_call){row->acquire, row->acquire_args};
     a->h = (rlk_hold_spec){row->hold, b->name, a->owner, 0, {NULL}, b->channel, row->renew,
-                           /* a queued waiter waits elsewhere: its channel lingers only quietly */
+                           /* a queued waiter waits elsewhere: its channel does not linger */
                            row->wait == RLK_PROTO_WAIT_QUEUE || row->wait == RLK_PROTO_WAIT_SPIN};
     rlk_proto_keys_init(&ks, b->keys_of, b->name);  /* the renew KEYS: made with the handle */
     a->h.nkeys = rlk_proto_keys_list_with(&ks, b->key, row->renew_keys, a->h.keys,

@@ -7,8 +7,7 @@
  * Waiters never touch the loop's state: they change the channel table under s->mu (join: refs + 1,
  * leave: refs - 1) and post the sync, which brings the engine's listeners in line with the table
  * (one per channel with waiters or lingering: rlk_sub_linger_ms after its last waiter left, at
- * most rlk_sub_linger_max channels at once; a hold's quiet linger ends at the first message not
- * its own release's echo). Joining a confirmed channel, and leaving one to linger while the
+ * most rlk_sub_linger_max channels at once). Joining a confirmed channel, and leaving one to linger while the
  * loop's linger timer is armed, posts nothing: a hold taken and released again and again costs
  * the loop no turn but its release's message. The
  * engine subscribes where a channel goes (the mode, a cluster's slots and moves, reconnects and
@@ -22,10 +21,8 @@
  * for "confirmed" and for permits share the channel's condition variable (a permit is taken by
  * exactly one of them).
  */
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/socket.h>
 
 #include "client/client.h"
 #include "client/clock.h"
@@ -49,14 +46,6 @@ struct rlk_sub_chan {
     int covered;                /* a grant came: the "0" that follows it adds no permit */
     long long linger_until;     /* lingering: stay subscribed until then */
     int lingering;              /* refs == 0 and subscribed on for a while (s->nlinger counts it) */
-    int quiet;                  /* lingering only until a message other than an echo comes */
-    int echoes;                 /* joined holds' own releases' "0"s still to come */
-    int sized;                  /* they are one "0" each, of echo_len bytes (s->echo_bytes) */
-    long long echo_len;
-    int maybe_echoes;           /* echoes that may come (their releases were sent before the
-                                   channel was confirmed; at most 4 counted): a message is taken
-                                   for one only while nobody is joined (a quiet linger goes on),
-                                   never kept from the hook */
     long long msg_ns;           /* when the last message was read (the handoff timeline) */
     rlk_sub_ticket *tickets;    /* ticket waiters on this channel */
     const rlk_sub_rule *rule;   /* what its messages mean (never NULL) */
@@ -78,13 +67,6 @@ struct rlk_sub {
     int armed;                  /* a sync comes by the first lingering channel's end (the timer,
                                    or a sync posted): a channel starting to linger posts none */
     int nlinger;                /* channels lingering (at most rlk_sub_linger_max) */
-    /* Echoes not woken for: the low-water mark (SO_RCVLOWAT) of the socket covers the sized
-     * echoes still to come (docs/runtime.md "Force unlock is noticed at once"). */
-    int fd;                     /* the pub/sub socket, plain TCP (rlk_ae_sub_rx), or -1 */
-    int partial;                /* the loop's last read left part of a reply */
-    int lowat;                  /* the mark set on fd (1: the kernel's default) */
-    long long echo_bytes;       /* the sized echoes' bytes still to come */
-    int holds, waiters;         /* joined holds; joined others */
     pthread_mutex_t hook_mu;    /* held while the hook runs; guards hook, hook_arg */
     rlk_sub_hook_fn hook;
     void *hook_arg;
@@ -111,8 +93,6 @@ static rlk_sub_chan *rlk_sub_chan_new(rlk_sub *s, const char *name)
     ch->len = strlen(name);
     ch->name = strdup(name);
     ch->rule = &rlk_sub_rule_plain;
-    /* A "0" on it as the loop reads it: *3 $7 message $<len> <name> $1 0. */
-    ch->echo_len = 29 + ch->len + snprintf(NULL, 0, "%zu", ch->len);
     if (!ch->name || rlk_clock_cond_init(&ch->cv) != 0) {
         free(ch->name);
         free(ch);
@@ -128,51 +108,8 @@ static void rlk_sub_unlinger(rlk_sub *s, rlk_sub_chan *ch)
 {
     if (ch->lingering)
         s->nlinger--;
-    ch->lingering = ch->quiet = 0;
+    ch->lingering = 0;
     ch->linger_until = 0;
-}
-
-/* Sets the socket's low-water mark (s->mu held) above the bytes of the sized echoes to come while
- * at most one hold (the releasing one, or the next) and no waiter is joined and no reply is read
- * in part, else to 1: a message beyond them wakes the loop, so nothing waits behind an echo but
- * another echo. Capped (a wake-up every so many echoes reads them). */
-static void rlk_sub_lowat(rlk_sub *s)
-{
-    long long t = 1;
-
-    if (s->fd < 0)
-        return;
-    if (!s->partial && s->waiters == 0 && s->holds <= 1)
-        t = 1 + s->echo_bytes;
-    if (t > RLK_SUB_LOWAT_MAX)
-        t = RLK_SUB_LOWAT_MAX;
-    if (t != s->lowat && setsockopt(s->fd, SOL_SOCKET, SO_RCVLOWAT, &(int){(int)t}, sizeof(int)) == 0)
-        s->lowat = (int)t;
-}
-
-/* ch's echoes to come become n (s->mu held); the mark follows. */
-static void rlk_sub_echoes(rlk_sub *s, rlk_sub_chan *ch, int n)
-{
-    s->echo_bytes += ch->sized * (n - ch->echoes) * ch->echo_len;
-    ch->echoes = n;
-    rlk_sub_lowat(s);
-}
-
-/* The loop's read of the pub/sub connection (rlk_ae_rx_fn): its socket, or -1 (closing, or a
- * command to be answered: the mark goes back to the default until the next read). */
-static void rlk_sub_rx(void *arg, int fd, int partial)
-{
-    rlk_sub *s = arg;
-
-    pthread_mutex_lock(&s->mu);
-    if (fd < 0 && s->fd >= 0 && s->lowat != 1)
-        (void)setsockopt(s->fd, SOL_SOCKET, SO_RCVLOWAT, &(int){1}, sizeof(int));
-    if (fd != s->fd)
-        s->lowat = 1;
-    s->fd = fd;
-    s->partial = partial;
-    rlk_sub_lowat(s);
-    pthread_mutex_unlock(&s->mu);
 }
 
 /* Frees the channels nobody waits on and the engine no longer has (all: every one). */
@@ -228,8 +165,8 @@ static void rlk_sub_message(rlk_sub_chan *ch, const char *payload, size_t len)
 }
 
 /* The channel's listener (rlk_ae_msg_fn): confirmed (msg NULL), down, or a message. The hook
- * hears a confirmation while a hold is joined, and a message unless nobody is joined (a lingering channel: no hold of this client is there
- * to be told) or it is the echo of a joined hold's own release (rlk_sub_expect_echo). */
+ * hears a confirmation while a hold is joined, and a message unless nobody is joined (a
+ * lingering channel: no hold of this client is there to be told). */
 static void rlk_sub_heard(rlk_async *ac, const char *channel, const char *msg, size_t len,
                           void *arg)
 {
@@ -245,38 +182,15 @@ static void rlk_sub_heard(rlk_async *ac, const char *channel, const char *msg, s
         ch->heard = ch->confirmed = 1;
         ch->down = 0;
         hook = ch->holds > 0;   /* a hold joined: messages before this one reached nobody */
-        /* An echo counted before may have been missed (a reconnect): it may come, or not. */
-        ch->maybe_echoes += ch->echoes;
-        if (ch->maybe_echoes > 4)
-            ch->maybe_echoes = 4;
-        rlk_sub_echoes(s, ch, 0);
     } else if (msg == rlk_ae_down) {
         if (ch->confirmed)
             ch->gen++;      /* its waiters go back to wait for it, or poll */
         ch->confirmed = ch->covered = 0;
         ch->permits = 0;
         ch->down = 1;
-        ch->maybe_echoes = 0;
-        rlk_sub_echoes(s, ch, 0);
     } else if (ch->confirmed) {
-        int echo = ch->echoes > 0 || (ch->refs == 0 && ch->maybe_echoes > 0);
-
         rlk_sub_message(ch, msg, len);
-        if (ch->echoes > 0) {
-            /* The mark follows at the read's end (rlk_sub_rx; a drop resets it): a batch of
-             * echoes read at once sets it once, not a syscall under s->mu an echo. */
-            s->echo_bytes -= ch->sized * ch->echo_len;
-            ch->echoes--;
-        } else if (echo)
-            ch->maybe_echoes--;
-        hook = ch->refs > 0 && !echo;
-        if (ch->refs == 0 && ch->quiet && !echo) {
-            /* Someone else took and released the lock: lingering would have this client hear
-             * each of their releases. Unsubscribed by the next sync. */
-            rlk_sub_unlinger(s, ch);
-            s->armed = 0;
-            (void)rlk_bg_post(s->bg, &s->sync);
-        }
+        hook = ch->refs > 0;
     }
     pthread_cond_broadcast(&ch->cv);
     pthread_mutex_unlock(&s->mu);
@@ -309,7 +223,6 @@ static void rlk_sub_sync(rlk_async *ac, void *arg)
     long long now = rlk_clock_now_ns(), next = -1;
 
     pthread_mutex_lock(&s->mu);
-    rlk_ae_sub_rx(ac, rlk_sub_rx, s);
     s->armed = 0;   /* until the timer below: a channel that starts to linger posts a sync */
     for (rlk_sub_chan *ch = s->chans; ch; ch = ch->next) {
         if (ch->lingering && ch->linger_until <= now)
@@ -317,8 +230,6 @@ static void rlk_sub_sync(rlk_async *ac, void *arg)
         ch->keep = ch->refs > 0 || ch->lingering;
         if (!ch->keep && ch->ls) {  /* unsubscribed below: joined again only once resubscribed */
             ch->confirmed = ch->heard = ch->down = ch->covered = 0;
-            ch->maybe_echoes = 0;
-            rlk_sub_echoes(s, ch, 0);
         }
         if (ch->lingering)
             next = rlk_clock_until_min(next, ch->linger_until);
@@ -364,8 +275,6 @@ rlk_sub *rlk_sub_new(rlk_client *c, rlk_rt_counters *counters, const atomic_int 
         return NULL;
     }
     s->c = c;
-    s->fd = -1;
-    s->lowat = 1;
     s->counters = counters;
     s->interrupted = interrupted;
     s->sync = (rlk_bg_op){.fn = rlk_sub_sync, .arg = s};
@@ -396,16 +305,12 @@ void rlk_sub_set_hook(rlk_sub *s, rlk_sub_hook_fn fn, void *arg)
 
 /* ---------------------------------------------------------------- waiters */
 
-/* One more on ch (s->mu held): a hold, or a waiter; the mark follows (a waiter's messages, and
- * a second hold's while a release is on the wire, are not left below it). */
-static void rlk_sub_ref(rlk_sub *s, rlk_sub_chan *ch, int hold)
+/* One more on ch (s->mu held): a hold, or a waiter. */
+static void rlk_sub_ref(rlk_sub_chan *ch, int hold)
 {
     if (ch->refs++ == 0)
-        rlk_sub_unlinger(s, ch);
+        rlk_sub_unlinger(ch->s, ch);
     ch->holds += hold;
-    s->holds += hold;
-    s->waiters += !hold;
-    rlk_sub_lowat(s);
 }
 
 /* Joins channel, as a hold or not; mark: only when it is confirmed (rlk_sub_try_join). */
@@ -424,7 +329,7 @@ static int rlk_sub_join_as(rlk_sub *s, const char *channel, const rlk_sub_rule *
     if (rc == RLK_OK && !ch && !(ch = rlk_sub_chan_new(s, channel)))
         rc = rlk_set_error(s->c, RLK_ERR_NOMEM, "subscribe %s: out of memory", channel);
     if (rc == RLK_OK) {
-        rlk_sub_ref(s, ch, hold);
+        rlk_sub_ref(ch, hold);
         ch->rule = rule ? rule : ch->rule;
         if (mark) {
             ch->permits = ch->covered = 0;
@@ -457,16 +362,12 @@ long long rlk_sub_linger_ms = RLK_SUB_LINGER_MS;
 int rlk_sub_linger_max = RLK_SUB_LINGER_MAX;
 
 /* One waiter fewer; the last one leaves the channel lingering, subscribed for rlk_sub_linger_ms
- * (linger 0, or rlk_sub_linger_max lingering already: unsubscribed by the next sync); quiet: only
- * until a message other than an echo comes. A sync is posted unless one comes by the end of the
+ * (linger 0, or rlk_sub_linger_max lingering already: unsubscribed by the next sync). A sync is posted unless one comes by the end of the
  * linger anyway (s->armed): leaving a lingering channel again wakes nothing. */
-static void rlk_sub_unref(rlk_sub *s, rlk_sub_chan *ch, int linger, int quiet, int hold)
+static void rlk_sub_unref(rlk_sub *s, rlk_sub_chan *ch, int linger, int hold)
 {
     pthread_mutex_lock(&s->mu);
     ch->holds -= hold;
-    s->holds -= hold;
-    s->waiters -= !hold;
-    rlk_sub_lowat(s);
     if (--ch->refs == 0) {
         int post = 1;
 
@@ -475,7 +376,6 @@ static void rlk_sub_unref(rlk_sub *s, rlk_sub_chan *ch, int linger, int quiet, i
             ch->lingering = 1;
             s->nlinger++;
             ch->linger_until = rlk_clock_now_ns() + rlk_sub_linger_ms * RLK_NS_PER_MS;
-            ch->quiet = quiet;
             post = !s->armed;
         }
         if (post)
@@ -488,51 +388,17 @@ static void rlk_sub_unref(rlk_sub *s, rlk_sub_chan *ch, int linger, int quiet, i
  * SUBSCRIBE round trip and no second attempt. */
 void rlk_sub_leave(rlk_sub *s, rlk_sub_chan *ch)
 {
-    rlk_sub_unref(s, ch, 1, 0, 0);
+    rlk_sub_unref(s, ch, 1, 0);
 }
 
 void rlk_sub_leave_now(rlk_sub *s, rlk_sub_chan *ch)
 {
-    rlk_sub_unref(s, ch, 0, 0, 0);
+    rlk_sub_unref(s, ch, 0, 0);
 }
 
-void rlk_sub_leave_hold(rlk_sub *s, rlk_sub_chan *ch, int how)
+void rlk_sub_leave_hold(rlk_sub *s, rlk_sub_chan *ch, int linger)
 {
-    rlk_sub_unref(s, ch, how != RLK_SUB_NOW, how == RLK_SUB_QUIET, 1);
-}
-
-int rlk_sub_expect_echo(rlk_sub *s, rlk_sub_chan *ch, int sized)
-{
-    int counted;
-
-    pthread_mutex_lock(&s->mu);
-    /* Not confirmed: its "0" may come before the confirmation, and be dropped, or after it. */
-    if ((counted = ch->confirmed)) {
-        /* Those of releases sent before the confirmation come before this one's, if at all: a
-         * late one is taken for this one, and this one's then for news (a renewal, or the end
-         * of a quiet linger: never a message kept from the hook). */
-        long long n = ch->echoes;
-
-        s->echo_bytes -= ch->sized * n * ch->echo_len;  /* a channel's are all sized, or none */
-        ch->sized = sized && (n == 0 || ch->sized);
-        s->echo_bytes += ch->sized * n * ch->echo_len;
-        ch->maybe_echoes = 0;
-        rlk_sub_echoes(s, ch, (int)n + 1);
-    } else if (ch->maybe_echoes < 4) {
-        ch->maybe_echoes++;
-    }
-    pthread_mutex_unlock(&s->mu);
-    return counted ? 1 : 2;
-}
-
-void rlk_sub_echo_void(rlk_sub *s, rlk_sub_chan *ch, int echo)
-{
-    pthread_mutex_lock(&s->mu);
-    if (echo == 1 && ch->echoes > 0)
-        rlk_sub_echoes(s, ch, ch->echoes - 1);
-    if (echo == 2 && ch->maybe_echoes > 0)
-        ch->maybe_echoes--;
-    pthread_mutex_unlock(&s->mu);
+    rlk_sub_unref(s, ch, linger, 1);
 }
 
 int rlk_sub_try_join(rlk_sub *s, const char *channel, const rlk_sub_rule *rule,

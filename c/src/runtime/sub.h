@@ -61,18 +61,16 @@ int rlk_sub_join(rlk_sub *s, const char *channel, const rlk_sub_rule *rule, rlk_
 void rlk_sub_leave(rlk_sub *s, rlk_sub_chan *ch);
 /* The same without lingering: the last one out unsubscribes at once (a
  * channel that would wake this client for nothing while subscribed: the
- * reentrant lock's own channel, whose "0" follows every handoff; a hold of it
- * leaves by rlk_sub_leave_hold, RLK_SUB_QUIET). */
+ * reentrant lock's own channel, whose "0" follows every handoff). */
 void rlk_sub_leave_now(rlk_sub *s, rlk_sub_chan *ch);
 /* A hold joins its lock's channel (the watchdog's, runtime/wd.h: it hears a force unlock there),
- * as rlk_sub_join with the channel's rule; it leaves it after its release lingering as a
- * waiter's (RLK_SUB_LINGER), quietly (RLK_SUB_QUIET, rlk_sub_leave_quiet's) or not (RLK_SUB_NOW). */
+ * as rlk_sub_join with the channel's rule; it leaves it lingering as a waiter's (linger 1) or
+ * at once (0, as rlk_sub_leave_now). */
 int rlk_sub_join_hold(rlk_sub *s, const char *channel, rlk_sub_chan **out);
 /* (Its result: 1 joined and confirmed already, 0 joined and not confirmed yet: the hook hears
  * the confirmation, as it hears every confirmation while a hold is joined; -1 not joined: out of
  * memory, or the subscriber's loop did not start.) */
-enum { RLK_SUB_LINGER = 0, RLK_SUB_QUIET = 1, RLK_SUB_NOW = 2 };
-void rlk_sub_leave_hold(rlk_sub *s, rlk_sub_chan *ch, int how);
+void rlk_sub_leave_hold(rlk_sub *s, rlk_sub_chan *ch, int linger);
 /* Waits until ch is subscribed (READY), the subscriber is down (DOWN) or
  * until passes (TIMEOUT). On READY and DOWN, *mark is set and the permits
  * received so far are dropped: the acquire attempt that follows sees every
@@ -96,29 +94,10 @@ int rlk_sub_try_join(rlk_sub *s, const char *channel, const rlk_sub_rule *rule,
 #define RLK_SUB_LINGER_MS 1000      /* a channel stays subscribed this long after its last waiter */
 #define RLK_SUB_LINGER_MAX 256      /* channels lingering at once, at most: beyond, one unsubscribes
                                        when its last waiter leaves */
-/* RLK_SUB_QUIET: after the hold's release the channel lingers subscribed for rlk_sub_linger_ms,
- * but only until a message other than an echo comes (another client took and released the lock:
- * lingering would have this client hear every release of theirs), so the same client's next
- * hold of it needs no SUBSCRIBE and finds it confirmed at once. */
 /* The two bounds in force (RLK_SUB_LINGER_MS, RLK_SUB_LINGER_MAX); tests change them before the
  * client's first wait. A linger of 0: no channel lingers. */
 extern long long rlk_sub_linger_ms;
 extern int rlk_sub_linger_max;
-/* A hold joined to ch (its lock's channel, rlk_sub_join_hold) is about to send its release: one
- * message on ch from now on is presumably its own "0", its echo, which still adds a permit but
- * is not given to the hook (the same client's next hold of the lock, joined before the echo
- * came, is not renewed for it) and does not end a quiet linger. 1: counted (ch confirmed); 2:
- * ch not confirmed yet, the echo may never reach this client: one message is taken for it only
- * while nobody is joined (it does not end a quiet linger; the hook hears it when someone is
- * joined). sized: a release that replies released publishes exactly one "0" on ch (the
- * reentrant lock's): the echo's bytes raise the low-water mark of the subscriber's socket (plain
- * TCP to one server) while at most one hold and no waiter is joined, so that it does not wake
- * the subscriber's loop; it is read with the next message that does (docs/runtime.md, "Force
- * unlock is noticed at once"). rlk_sub_echo_void(echo): that echo does not come (the release
- * did not publish, or its outcome is unknown). */
-int rlk_sub_expect_echo(rlk_sub *s, rlk_sub_chan *ch, int sized);
-void rlk_sub_echo_void(rlk_sub *s, rlk_sub_chan *ch, int echo);
-#define RLK_SUB_LOWAT_MAX 4096      /* bytes of echoes left unread at most: a wake-up reads them */
 /* Wakes every waiter of the subscriber (rlk_interrupt_waits): they see
  * the interrupted flag given to rlk_sub_new and return. */
 void rlk_sub_interrupt(rlk_sub *s);

@@ -47,17 +47,14 @@ typedef struct rlk_hold_spec {
     int nkeys;                      /* the renew script's KEYS, keys[0] = name */
     const char *keys[RLK_HOLD_KEYS_MAX];
     /* The channel a force unlock publishes on (NULL: none). A watchdog
-     * entry joins it once it has lived RLK_WD_JOIN_MS, until released; a message there (but the
-     * echo of this client's own release, sub.h rlk_sub_expect_echo) makes the
-     * watchdog renew the entry at once, which finds a removed lock gone. */
+     * entry joins it once it has lived RLK_WD_JOIN_MS, until released; a message there makes
+     * the watchdog renew the entry at once, which finds a removed lock gone. */
     const char *channel;
     /* How the watchdog renews it (lease-less holds); NULL: it cannot. */
     const rlk_renew_task *task;
-    /* 1: its channel lingers only quietly once the entry goes (the reentrant
+    /* 1: its channel does not linger once the entry goes (the reentrant
      * lock: its waiters wait elsewhere, and each handoff's "0" there would
-     * wake this client for nothing): after the hold's own release, until a
-     * message other than its echo comes (sub.h RLK_SUB_QUIET); lost or
-     * forgotten, not at all. 0: it lingers as a waiter's channel does. */
+     * wake this client for nothing). 0: it lingers as a waiter's channel does. */
     int leave_now;
 } rlk_hold_spec;
 

@@ -47,17 +47,12 @@ void rlk_wd_unlink(rlk_wd *wd, rlk_hold *e)
 }
 
 /* leave_now: the kind says its channel must not linger for others' messages (the reentrant
- * lock's, where every handoff publishes): after the hold's own release it lingers quietly (the
- * same client takes it again without a SUBSCRIBE); lost or forgotten (someone else has the lock,
- * or removed it) it goes at once. */
+ * lock's, where every handoff publishes): it goes at once. */
 void rlk_hold_leave(rlk_wd *wd, rlk_hold *e)
 {
     if (!e->sub_ch)
         return;
-    if (e->echo && e->released != 1)
-        rlk_sub_echo_void(wd->sub, e->sub_ch, e->echo);     /* its release published nothing */
-    rlk_sub_leave_hold(wd->sub, e->sub_ch, !e->leave_now ? RLK_SUB_LINGER
-                                           : e->released ? RLK_SUB_QUIET : RLK_SUB_NOW);
+    rlk_sub_leave_hold(wd->sub, e->sub_ch, !e->leave_now);
     e->sub_ch = NULL;
 }
 
@@ -340,8 +335,6 @@ long long rlk_wd_release_begin_as(rlk_wd *wd, int kind, const char *name, const 
 
             rlk_holds_take(wd->table, r);
             rlk_wd_unlink(wd, e);       /* from here on nothing renews it */
-            if (e && e->sub_ch)         /* its release's "0" is not news to its next hold */
-                e->echo = rlk_sub_expect_echo(wd->sub, e->sub_ch, e->id.kind == RLK_KIND_LOCK);
             t->removed = r;
         } else {
             r->count--;
@@ -368,8 +361,6 @@ void rlk_wd_release_end(rlk_wd *wd, rlk_wd_ticket *t, int outcome)
      * release reset the lease, which runs out unless its real holder renews. */
     if (t->removed && (outcome == RLK_REL_RELEASED || outcome == RLK_REL_STILL_HELD))
         rlk_metrics_hold(wd->counters, t->removed->name, t->removed->acquired_ns);
-    if (t->removed && t->removed->wd)
-        ((rlk_hold *)t->removed->wd)->released = outcome == RLK_REL_RELEASED ? 1 : 2;
     rlk_wd_drop(wd, t->removed);
     t->removed = NULL;
     pthread_mutex_unlock(&wd->mu);

@@ -24,11 +24,7 @@ struct rlk_hold {
     long long join_ns;          /* when to join channel (0: joined, or not to) */
     char *channel;
     int nudged;                 /* a message came while in flight: renew again at once */
-    int leave_now;              /* rlk_hold_spec.leave_now: its channel lingers only quietly */
-    int released;               /* its last release ran: 1 published (replied released), 2 did
-                                   not (0: no release: lost, forgotten) */
-    int echo;                   /* its release's "0" is expected on its channel: sub.h
-                                   rlk_sub_expect_echo's answer (0: not asked) */
+    int leave_now;              /* rlk_hold_spec.leave_now: its channel does not linger */
     long long renew_ms;         /* the lease a renewal sets */
     long long period_ns;        /* renewed this often */
     long long lost_after_ns;    /* lost this long after last_ok_ns, failing or not */

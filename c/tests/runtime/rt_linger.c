@@ -3,13 +3,13 @@
  * rt_linger.c - a watchdog hold's channel, joined once the hold has lived RLK_WD_JOIN_MS
  * (runtime/wd.h), and its linger after the release (runtime/sub.h), through the C API against a
  * real redis-server:
- *   - a hold joins its lock's channel within 2 x RLK_WD_JOIN_MS of its acquire, and the channel
- *     lingers after its release;
+ *   - a hold joins its lock's channel within 2 x RLK_WD_JOIN_MS of its acquire; a fenced lock's
+ *     channel lingers after the release, as a waiter's does;
+ *   - a reentrant lock's hold leaves its channel at once at its release (a contended lock would
+ *     otherwise have this client hear every handoff), and the next long hold subscribes again;
  *   - a hold taken again while its channel lingers and forced at once (the message comes while
  *     no hold of the client is joined) is told within 2 x RLK_WD_JOIN_MS of the acquire and a
  *     round trip: joining a confirmed channel renews it at once;
- *   - another client's release on a lingering channel ends the linger at once (a contended lock
- *     would otherwise have this client hear every handoff), and the next hold subscribes again;
  *   - lingering is bounded in time (rlk_sub_linger_ms) and in channels (rlk_sub_linger_max).
  * (Holds that end sooner join nothing: rt_faults.c.) The bounds are set small (or long) here
  * through the test knobs, when the build has them.
@@ -60,14 +60,15 @@ static rlk_runtime_stats stats(rlk_client *c)
     return s;
 }
 
-/* Takes name with the watchdog lease on c and holds it until the watchdog joined its channel
- * (a hold joins it once it has lived RLK_WD_JOIN_MS, and is renewed once the join is confirmed:
- * its first renewal, polled for 3 s at most); released unless keep. 0, or -1 (not renewed in
- * time, or a call failed). */
-static int long_hold(rlk_client *c, rlk_lock *l, int keep)
+/* Takes l (or f) with the watchdog lease on c and holds it until the watchdog joined its
+ * channel (a hold joins it once it has lived RLK_WD_JOIN_MS, and is renewed once the join is
+ * confirmed: its first renewal, polled for 3 s at most); released unless keep. 0, or -1 (not
+ * renewed in time, or a call failed). */
+static int long_hold(rlk_client *c, rlk_lock *l, rlk_fenced *f, int keep)
 {
     rlk_runtime_stats a = stats(c), b = a;
-    int rc = rlk_lock_lock(l, 0);
+    long long token;
+    int rc = l ? rlk_lock_lock(l, 0) : rlk_fenced_lock(f, 0, &token);
 
     for (int i = 0; rc == RLK_OK && i < 1500 && b.renew_calls == a.renew_calls; i++) {
         rlk_fx_sleep_ms(2);
@@ -76,7 +77,7 @@ static int long_hold(rlk_client *c, rlk_lock *l, int keep)
     if (rc == RLK_OK && b.renew_calls == a.renew_calls)
         rc = -1;
     if (rc == RLK_OK && !keep)
-        rc = rlk_lock_unlock(l);
+        rc = l ? rlk_lock_unlock(l) : rlk_fenced_unlock(f);
     return rc;
 }
 
@@ -101,29 +102,53 @@ static int wait_confirmed(rlk_client *c, const char *chan)
 /* ------------------------------------------------------------ a hold's channel */
 
 /* A hold joins its lock's channel once it has lived RLK_WD_JOIN_MS, by 2 x RLK_WD_JOIN_MS at
- * the latest (the watchdog thread looks a join delay after a hold was taken), and its channel
- * lingers after its release. */
+ * the latest (the watchdog thread looks a join delay after a hold was taken), and a fenced
+ * lock's channel lingers after its release. */
 static void test_long_hold_joins(void)
 {
     const char *chan = "redisson_lock__channel:{lg:again}";
     rlk_client *c;
-    rlk_lock *l;
-    long long t0, ms;
+    rlk_fenced *l;
+    long long t0, ms, token;
 
     linger_bounds(60000, LINGER_MAX);
-    REQUIRE((c = tk_connect(url, 0, 1)) != NULL && (l = rlk_lock_new(c, "lg:again")) != NULL);
+    REQUIRE((c = tk_connect(url, 0, 1)) != NULL && (l = rlk_fenced_new(c, "lg:again")) != NULL);
     tk_stall_reset(&stall);
     t0 = rlk_fx_now_ns();
-    CHECK_INT_EQ(rlk_lock_lock(l, 0), RLK_OK);
+    CHECK_INT_EQ(rlk_fenced_lock(l, 0, &token), RLK_OK);
     CHECKF(tk_wait_numsub(&srv, chan, 1, 3000) == 0, "the hold did not join its channel");
     ms = (rlk_fx_now_ns() - t0) / 1000000;
     printf("  subscribed %lld ms after the acquire (joins at %d ms)\n", ms, RLK_WD_JOIN_MS);
     CHECKF(ms < 2 * RLK_WD_JOIN_MS + FORCE_BOUND_MS, "subscribed %lld ms after the acquire "
            "(bound %d ms; longest scheduling gap %lld ms%s)", ms,
            2 * RLK_WD_JOIN_MS + FORCE_BOUND_MS, tk_stall_max_gap_ms(&stall), stall_note());
-    CHECK_INT_EQ(rlk_lock_unlock(l), RLK_OK);
+    CHECK_INT_EQ(rlk_fenced_unlock(l), RLK_OK);
     CHECKF(tk_numsub(&srv, chan) == 1, "the channel is not subscribed after the hold's release "
            "(it lingers)");
+    rlk_fenced_free(l);
+    rlk_free(c);
+}
+
+/* A reentrant lock's hold leaves its channel at its release (each handoff publishes there: a
+ * lingering client would hear every one of another client's releases); the next long hold
+ * subscribes again. */
+static void test_lock_hold_leaves(void)
+{
+    const char *chan = "redisson_lock__channel:{lg:leave}";
+    rlk_client *c;
+    rlk_lock *l = NULL;
+    rlk_runtime_stats a, b;
+
+    linger_bounds(60000, LINGER_MAX);
+    REQUIRE((c = tk_connect(url, 0, 1)) != NULL && (l = rlk_lock_new(c, "lg:leave")) != NULL);
+    CHECK_INT_EQ(long_hold(c, l, NULL, 0), RLK_OK);     /* released once joined and confirmed */
+    CHECKF(tk_wait_numsub_at_most(&srv, chan, 0, 3000) == 0, "the channel still subscribed "
+           "3 s after the hold's release (linger 60 s)");
+    a = stats(c);
+    CHECK_INT_EQ(long_hold(c, l, NULL, 0), RLK_OK);
+    b = stats(c);
+    CHECKF(b.subscribes - a.subscribes == 1 + (b.sub_drops - a.sub_drops), "the next long hold "
+           "sent %llu SUBSCRIBE (want 1: subscribed again)", b.subscribes - a.subscribes);
     rlk_lock_free(l);
     rlk_free(c);
 }
@@ -156,9 +181,9 @@ static void on_lost(const char *name, const char *owner, int reason, void *ud)
 static void test_retake_force_heard(void)
 {
     rlk_client *c1, *c2;
-    rlk_lock *l, *f;
+    rlk_fenced *l, *f;
     lost_rec g;
-    long long t_acq, ms;
+    long long t_acq, ms, token;
     int released = 0;
 
     linger_bounds(60000, LINGER_MAX);
@@ -167,14 +192,14 @@ static void test_retake_force_heard(void)
     tk_latch_init(&g.fired);
     REQUIRE((c1 = tk_connect(url, 0, 1)) != NULL && (c2 = tk_connect(url, 0, 1)) != NULL);
     rlk_set_lost_callback(c1, on_lost, &g);
-    REQUIRE((l = rlk_lock_new(c1, "lg:force")) && (f = rlk_lock_new(c2, "lg:force")));
-    CHECK_INT_EQ(long_hold(c1, l, 0), RLK_OK);
+    REQUIRE((l = rlk_fenced_new(c1, "lg:force")) && (f = rlk_fenced_new(c2, "lg:force")));
+    CHECK_INT_EQ(long_hold(c1, NULL, l, 0), RLK_OK);
     CHECK(wait_confirmed(c1, "redisson_lock__channel:{lg:force}") == 0);
     /* Taken again while the channel lingers, and forced at once. */
     tk_stall_reset(&stall);
     t_acq = rlk_fx_now_ns();
-    CHECK_INT_EQ(rlk_lock_lock(l, 0), RLK_OK);
-    CHECK(rlk_lock_force_unlock(f, &released) == RLK_OK && released);
+    CHECK_INT_EQ(rlk_fenced_lock(l, 0, &token), RLK_OK);
+    CHECK(rlk_fenced_force_unlock(f, &released) == RLK_OK && released);
     CHECKF(tk_latch_wait(&g.fired, 1, 5000) == 1, "the lost callback did not fire within 5 s of "
            "the force unlock (renewal period 10 s)");
     ms = g.at_ns > 0 ? (g.at_ns - t_acq) / 1000000 : -1;
@@ -183,38 +208,12 @@ static void test_retake_force_heard(void)
            "the acquire (bound %d ms; longest scheduling gap %lld ms%s)", ms,
            2 * RLK_WD_JOIN_MS + FORCE_BOUND_MS, tk_stall_max_gap_ms(&stall), stall_note());
     CHECK_INT_EQ(g.reason, RLK_LOST_GONE);
-    rlk_lock_free(l);
-    rlk_lock_free(f);
+    rlk_fenced_free(l);
+    rlk_fenced_free(f);
     rlk_free(c1);
     rlk_free(c2);
     tk_latch_destroy(&g.fired);
     pthread_mutex_destroy(&g.mu);
-}
-
-/* ------------------------------------------------------------ others on the lock */
-
-static void test_foreign_message_ends_linger(void)
-{
-    const char *chan = "redisson_lock__channel:{lg:foreign}";
-    rlk_client *c;
-    rlk_lock *l = NULL;
-    rlk_runtime_stats a, b;
-
-    linger_bounds(60000, LINGER_MAX);
-    REQUIRE((c = tk_connect(url, 0, 1)) != NULL && (l = rlk_lock_new(c, "lg:foreign")) != NULL);
-    CHECK_INT_EQ(long_hold(c, l, 0), RLK_OK);     /* released once joined and confirmed */
-    /* Another holder's release (Redisson's, or an rlk client's): "0" on the lock's channel. */
-    /* (SPUBLISH where the client subscribes sharded: Redis 7 with pubsub AUTO.) */
-    CHECK(tk_int(&srv, "PUBLISH %s 0", chan) >= 1 || tk_int(&srv, "SPUBLISH %s 0", chan) >= 1);
-    CHECKF(tk_wait_numsub_at_most(&srv, chan, 0, 3000) == 0, "the channel still lingers "
-           "subscribed 3 s after another client's release (linger 60 s)");
-    a = stats(c);
-    CHECK_INT_EQ(long_hold(c, l, 0), RLK_OK);
-    b = stats(c);
-    CHECKF(b.subscribes - a.subscribes == 1 + (b.sub_drops - a.sub_drops), "the next long hold "
-           "sent %llu SUBSCRIBE (want 1: subscribed again)", b.subscribes - a.subscribes);
-    rlk_lock_free(l);
-    rlk_free(c);
 }
 
 /* ------------------------------------------------------------ bounds */
@@ -223,38 +222,38 @@ static void test_linger_ends(void)
 {
     const char *chan = "redisson_lock__channel:{lg:ends}";
     rlk_client *c;
-    rlk_lock *l = NULL;
+    rlk_fenced *l = NULL;
 
     linger_bounds(200, LINGER_MAX);
-    REQUIRE((c = tk_connect(url, 0, 1)) != NULL && (l = rlk_lock_new(c, "lg:ends")) != NULL);
-    CHECK_INT_EQ(long_hold(c, l, 0), RLK_OK);
+    REQUIRE((c = tk_connect(url, 0, 1)) != NULL && (l = rlk_fenced_new(c, "lg:ends")) != NULL);
+    CHECK_INT_EQ(long_hold(c, NULL, l, 0), RLK_OK);
     CHECKF(tk_wait_numsub_at_most(&srv, chan, 0, 5000) == 0, "the channel still subscribed 5 s "
            "after the hold's release (linger 200 ms)");
-    rlk_lock_free(l);
+    rlk_fenced_free(l);
     rlk_free(c);
 }
 
 static void test_linger_count_bound(void)
 {
     rlk_client *c;
-    rlk_lock *l[40];
+    rlk_fenced *l[40];
     char name[64];
-    long long n = -1;
+    long long n = -1, token;
 
     linger_bounds(60000, 8);
     REQUIRE((c = tk_connect(url, 0, 1)) != NULL);
     /* 40 holds at once, each long enough to join its channel; then released. */
     for (int i = 0; i < 40; i++) {
         snprintf(name, sizeof name, "lg:many:%d", i);
-        REQUIRE((l[i] = rlk_lock_new(c, name)) != NULL);
-        CHECK_INT_EQ(rlk_lock_lock(l[i], 0), RLK_OK);
+        REQUIRE((l[i] = rlk_fenced_new(c, name)) != NULL);
+        CHECK_INT_EQ(rlk_fenced_lock(l[i], 0, &token), RLK_OK);
     }
     for (int i = 0; i < 500 && (n = tk_numsub_matching(&srv, "*{lg:many:*")) < 40; i++)
         rlk_fx_sleep_ms(10);
     CHECKF(n == 40, "%lld of 40 holds joined their channels within 5 s", n);
     for (int i = 0; i < 40; i++) {
-        CHECK_INT_EQ(rlk_lock_unlock(l[i]), RLK_OK);
-        rlk_lock_free(l[i]);
+        CHECK_INT_EQ(rlk_fenced_unlock(l[i]), RLK_OK);
+        rlk_fenced_free(l[i]);
     }
     /* The UNSUBSCRIBEs past the bound are sent on the subscriber's next turn. */
     for (int i = 0; i < 300 && (n = tk_numsub_matching(&srv, "*{lg:many:*")) > 8; i++)
@@ -273,8 +272,8 @@ int main(void)
     }
     tk_stall_start(&stall);
     RUN_TEST(test_long_hold_joins);
+    RUN_TEST(test_lock_hold_leaves);
     RUN_TEST(test_retake_force_heard);
-    RUN_TEST(test_foreign_message_ends_linger);
     RUN_TEST(test_linger_ends);
     RUN_TEST(test_linger_count_bound);
     tk_stall_stop(&stall);
