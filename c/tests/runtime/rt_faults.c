@@ -32,51 +32,6 @@ static rlk_fx_server srv;
 static char url[128];
 static tk_stall stall;
 
-typedef struct lost_rec {
-    pthread_mutex_t mu;
-    tk_latch fired;
-    int kind, reason;
-    long long at_ns;
-} lost_rec;
-
-static void on_lost_kind(int kind, const char *name, const char *owner, int reason, void *ud)
-{
-    lost_rec *g = ud;
-
-    (void)name;
-    (void)owner;
-    pthread_mutex_lock(&g->mu);
-    g->kind = kind;
-    g->reason = reason;
-    g->at_ns = rlk_fx_now_ns();
-    pthread_mutex_unlock(&g->mu);
-    tk_latch_add(&g->fired, 1);
-}
-
-static void on_lost(const char *name, const char *owner, int reason, void *ud)
-{
-    on_lost_kind(-1, name, owner, reason, ud);
-}
-
-static void rec_init(lost_rec *g)
-{
-    memset(g, 0, sizeof *g);
-    pthread_mutex_init(&g->mu, NULL);
-    tk_latch_init(&g->fired);
-}
-
-static void rec_destroy(lost_rec *g)
-{
-    tk_latch_destroy(&g->fired);
-    pthread_mutex_destroy(&g->mu);
-}
-
-static const char *stall_note(void)
-{
-    return tk_stall_max_gap_ms(&stall) > TK_STALL_MS ? " - a scheduling stall, not a lock bug"
-                                                     : "";
-}
-
 /* ------------------------------------------------------------ force unlock */
 
 enum { K_LOCK, K_WRITE, K_READ, K_FENCED, K_FAIR };
@@ -138,13 +93,13 @@ static int force(rlk_client *c, int k, const char *name)
 static void force_reaches_holder(int k, const char *name, const char *channel, int want_kind)
 {
     rlk_client *c1 = tk_connect(url, 0, 2), *c2 = tk_connect(url, 0, 2);
-    lost_rec g;
+    tk_lost_rec g;
     holder h;
     long long t_force, ms;
 
-    rec_init(&g);
+    tk_lost_init(&g);
     REQUIRE(c1 && c2);
-    rlk_set_lost_kind_callback(c1, on_lost_kind, &g);
+    rlk_set_lost_kind_callback(c1, tk_on_lost_kind, &g);
     CHECK_INT_EQ(take(c1, k, name, &h), RLK_OK);
     /* The holder listens on the lock's channel while it holds. */
     CHECKF(tk_wait_numsub(&srv, channel, 1, 3000) == 0, "%s: nobody subscribed to %s while held",
@@ -152,19 +107,19 @@ static void force_reaches_holder(int k, const char *name, const char *channel, i
     tk_stall_reset(&stall);
     t_force = rlk_fx_now_ns();
     CHECK(force(c2, k, name) == 0);
-    CHECKF(tk_latch_wait(&g.fired, 1, 5000) == 1, "%s: the lost callback did not fire within "
-           "5 s of the force unlock (renewal period 10 s)", name);
-    ms = g.at_ns > 0 ? (g.at_ns - t_force) / 1000000 : -1;
+    ms = tk_lost_ms_after(&g, t_force, 5000);
+    CHECKF(ms >= 0, "%s: the lost callback did not fire within 5 s of the force unlock (renewal "
+           "period 10 s)", name);
     printf("  %s: lost callback %lld ms after the force unlock\n", name, ms);
     CHECKF(ms >= 0 && ms < FORCE_BOUND_MS, "%s: lost callback %lld ms after the force "
            "unlock (bound %d ms; longest scheduling gap %lld ms%s)", name, ms, FORCE_BOUND_MS,
-           tk_stall_max_gap_ms(&stall), stall_note());
+           tk_stall_max_gap_ms(&stall), tk_stall_note(&stall));
     CHECK_INT_EQ(g.reason, RLK_LOST_GONE);
     CHECK_INT_EQ(g.kind, want_kind);
     drop(&h);
     rlk_free(c1);
     rlk_free(c2);
-    rec_destroy(&g);
+    tk_lost_destroy(&g);
 }
 
 static void test_force_reentrant(void)
@@ -201,14 +156,14 @@ static void test_force_fair(void)
 static void test_force_young(void)
 {
     rlk_client *c1 = tk_connect(url, 0, 2), *c2 = tk_connect(url, 0, 2);
-    lost_rec g;
+    tk_lost_rec g;
     rlk_lock *l, *f;
     long long t_acq, ms;
     int released = 0;
 
-    rec_init(&g);
+    tk_lost_init(&g);
     REQUIRE(c1 && c2);
-    rlk_set_lost_callback(c1, on_lost, &g);
+    rlk_set_lost_callback(c1, tk_on_lost, &g);
     REQUIRE((l = rlk_lock_new(c1, "f:young")) && (f = rlk_lock_new(c2, "f:young")));
     CHECK_INT_EQ(rlk_lock_try_lock(f, 0, 100), RLK_OK);     /* c2 connected, its script loaded */
     CHECK_INT_EQ(rlk_lock_unlock(f), RLK_OK);
@@ -216,19 +171,15 @@ static void test_force_young(void)
     t_acq = rlk_fx_now_ns();
     CHECK_INT_EQ(rlk_lock_lock(l, 0), RLK_OK);
     CHECK(rlk_lock_force_unlock(f, &released) == RLK_OK && released);
-    CHECKF(tk_latch_wait(&g.fired, 1, 5000) == 1, "the lost callback did not fire within 5 s of "
-           "forcing a young hold (renewal period 10 s)");
-    ms = g.at_ns > 0 ? (g.at_ns - t_acq) / 1000000 : -1;
+    ms = tk_lost_ms_after(&g, t_acq, 5000);
     printf("  lost callback %lld ms after the acquire (joins at %d ms)\n", ms, RLK_WD_JOIN_MS);
-    CHECKF(ms >= 0 && ms < 2 * RLK_WD_JOIN_MS + FORCE_BOUND_MS, "lost callback %lld ms after "
-           "the acquire (bound %d ms; longest scheduling gap %lld ms%s)", ms,
-           2 * RLK_WD_JOIN_MS + FORCE_BOUND_MS, tk_stall_max_gap_ms(&stall), stall_note());
+    TK_CHECK_LOST_WITHIN(ms, 2 * RLK_WD_JOIN_MS + FORCE_BOUND_MS, &stall, "the acquire");
     CHECK_INT_EQ(g.reason, RLK_LOST_GONE);
     rlk_lock_free(l);
     rlk_lock_free(f);
     rlk_free(c1);
     rlk_free(c2);
-    rec_destroy(&g);
+    tk_lost_destroy(&g);
 }
 
 /* Holds that live less than RLK_WD_JOIN_MS (a watchdog lease) send no SUBSCRIBE: the client's
@@ -275,7 +226,7 @@ static void test_lost_margin(void)
     rlk_options o;
     rlk_client *c;
     rlk_lock *l;
-    lost_rec g;
+    tk_lost_rec g;
     char url2[128];
     long long t_pause, ms;
 
@@ -286,27 +237,27 @@ static void test_lost_margin(void)
     o.watchdog_lease_ms = MARGIN_LEASE;
     o.lost_margin_ms = MARGIN;
     c = rlk_connect(&o);
-    rec_init(&g);
+    tk_lost_init(&g);
     REQUIRE(c && rlk_err(c) == RLK_OK);
-    rlk_set_lost_callback(c, on_lost, &g);
+    rlk_set_lost_callback(c, tk_on_lost, &g);
     l = rlk_lock_new(c, "f:margin");
     CHECK_INT_EQ(rlk_lock_lock(l, 0), RLK_OK);
     tk_stall_reset(&stall);
     t_pause = rlk_fx_now_ns();
     CHECK_INT_EQ(rlk_fx_pause(&s2), 0);
-    CHECK_INT_EQ(tk_latch_wait(&g.fired, 1, 5000), 1);
-    ms = g.at_ns > 0 ? (g.at_ns - t_pause) / 1000000 : -1;
+    ms = tk_lost_ms_after(&g, t_pause, 5000);
+    CHECK(ms >= 0);
     printf("  lost margin %d ms, lease %d ms: RLK_LOST_EXPIRED %lld ms after the server hung\n",
            MARGIN, MARGIN_LEASE, ms);
     CHECK_INT_EQ(g.reason, RLK_LOST_EXPIRED);
     CHECKF(ms >= 0 && ms <= MARGIN_LEASE - MARGIN + 100, "declared %lld ms after the hang: later than "
            "lease - margin = %d ms (longest scheduling gap %lld ms%s)", ms, MARGIN_LEASE - MARGIN,
-           tk_stall_max_gap_ms(&stall), stall_note());
+           tk_stall_max_gap_ms(&stall), tk_stall_note(&stall));
     CHECK_INT_EQ(rlk_fx_resume(&s2), 0);
     rlk_lock_free(l);
     rlk_free(c);
     rlk_fx_stop(&s2);
-    rec_destroy(&g);
+    tk_lost_destroy(&g);
 }
 
 int main(void)

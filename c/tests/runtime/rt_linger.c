@@ -33,12 +33,6 @@ static rlk_fx_server srv;
 static char url[128];
 static tk_stall stall;
 
-static const char *stall_note(void)
-{
-    return tk_stall_max_gap_ms(&stall) > TK_STALL_MS ? " - a scheduling stall, not a lock bug"
-                                                     : "";
-}
-
 /* The bounds for the next client's subscriber (a test's clients are made after this). */
 static void linger_bounds(long long ms, int max)
 {
@@ -121,7 +115,7 @@ static void test_long_hold_joins(void)
     printf("  subscribed %lld ms after the acquire (joins at %d ms)\n", ms, RLK_WD_JOIN_MS);
     CHECKF(ms < 2 * RLK_WD_JOIN_MS + FORCE_BOUND_MS, "subscribed %lld ms after the acquire "
            "(bound %d ms; longest scheduling gap %lld ms%s)", ms,
-           2 * RLK_WD_JOIN_MS + FORCE_BOUND_MS, tk_stall_max_gap_ms(&stall), stall_note());
+           2 * RLK_WD_JOIN_MS + FORCE_BOUND_MS, tk_stall_max_gap_ms(&stall), tk_stall_note(&stall));
     CHECK_INT_EQ(rlk_fenced_unlock(l), RLK_OK);
     CHECKF(tk_numsub(&srv, chan) == 1, "the channel is not subscribed after the hold's release "
            "(it lingers)");
@@ -158,40 +152,18 @@ static void test_lock_hold_leaves(void)
  * confirmed channel, is renewed at once and finds it gone: within 2 x RLK_WD_JOIN_MS of the
  * acquire and a round trip, not at its next renewal (10 s). */
 
-typedef struct lost_rec {
-    pthread_mutex_t mu;
-    tk_latch fired;
-    int reason;
-    long long at_ns;
-} lost_rec;
-
-static void on_lost(const char *name, const char *owner, int reason, void *ud)
-{
-    lost_rec *g = ud;
-
-    (void)name;
-    (void)owner;
-    pthread_mutex_lock(&g->mu);
-    g->reason = reason;
-    g->at_ns = rlk_fx_now_ns();
-    pthread_mutex_unlock(&g->mu);
-    tk_latch_add(&g->fired, 1);
-}
-
 static void test_retake_force_heard(void)
 {
     rlk_client *c1, *c2;
     rlk_fenced *l, *f;
-    lost_rec g;
+    tk_lost_rec g;
     long long t_acq, ms, token;
     int released = 0;
 
     linger_bounds(60000, LINGER_MAX);
-    memset(&g, 0, sizeof g);
-    pthread_mutex_init(&g.mu, NULL);
-    tk_latch_init(&g.fired);
+    tk_lost_init(&g);
     REQUIRE((c1 = tk_connect(url, 0, 1)) != NULL && (c2 = tk_connect(url, 0, 1)) != NULL);
-    rlk_set_lost_callback(c1, on_lost, &g);
+    rlk_set_lost_callback(c1, tk_on_lost, &g);
     REQUIRE((l = rlk_fenced_new(c1, "lg:force")) && (f = rlk_fenced_new(c2, "lg:force")));
     CHECK_INT_EQ(long_hold(c1, NULL, l, 0), RLK_OK);
     CHECK(wait_confirmed(c1, "redisson_lock__channel:{lg:force}") == 0);
@@ -200,20 +172,15 @@ static void test_retake_force_heard(void)
     t_acq = rlk_fx_now_ns();
     CHECK_INT_EQ(rlk_fenced_lock(l, 0, &token), RLK_OK);
     CHECK(rlk_fenced_force_unlock(f, &released) == RLK_OK && released);
-    CHECKF(tk_latch_wait(&g.fired, 1, 5000) == 1, "the lost callback did not fire within 5 s of "
-           "the force unlock (renewal period 10 s)");
-    ms = g.at_ns > 0 ? (g.at_ns - t_acq) / 1000000 : -1;
+    ms = tk_lost_ms_after(&g, t_acq, 5000);
     printf("  lost callback %lld ms after the acquire\n", ms);
-    CHECKF(ms >= 0 && ms < 2 * RLK_WD_JOIN_MS + FORCE_BOUND_MS, "lost callback %lld ms after "
-           "the acquire (bound %d ms; longest scheduling gap %lld ms%s)", ms,
-           2 * RLK_WD_JOIN_MS + FORCE_BOUND_MS, tk_stall_max_gap_ms(&stall), stall_note());
+    TK_CHECK_LOST_WITHIN(ms, 2 * RLK_WD_JOIN_MS + FORCE_BOUND_MS, &stall, "the acquire");
     CHECK_INT_EQ(g.reason, RLK_LOST_GONE);
     rlk_fenced_free(l);
     rlk_fenced_free(f);
     rlk_free(c1);
     rlk_free(c2);
-    tk_latch_destroy(&g.fired);
-    pthread_mutex_destroy(&g.mu);
+    tk_lost_destroy(&g);
 }
 
 /* ------------------------------------------------------------ bounds */

@@ -32,12 +32,6 @@ static rlk_fx_server srv;
 static char url[128];
 static tk_stall stall;
 
-static const char *stall_note(void)
-{
-    return tk_stall_max_gap_ms(&stall) > TK_STALL_MS ? " - a scheduling stall, not a lock bug"
-                                                     : "";
-}
-
 static rlk_runtime_stats stats(rlk_client *c)
 {
     rlk_runtime_stats s;
@@ -56,39 +50,6 @@ static int renewals(rlk_client *c, const rlk_runtime_stats *from, unsigned long 
         rlk_fx_sleep_ms(10);
     }
     return -1;
-}
-
-typedef struct lost_rec {
-    pthread_mutex_t mu;
-    tk_latch fired;
-    int reason;
-    long long at_ns;
-} lost_rec;
-
-static void on_lost(const char *name, const char *owner, int reason, void *ud)
-{
-    lost_rec *g = ud;
-
-    (void)name;
-    (void)owner;
-    pthread_mutex_lock(&g->mu);
-    g->reason = reason;
-    g->at_ns = rlk_fx_now_ns();
-    pthread_mutex_unlock(&g->mu);
-    tk_latch_add(&g->fired, 1);
-}
-
-static void lost_init(lost_rec *g)
-{
-    memset(g, 0, sizeof *g);
-    pthread_mutex_init(&g->mu, NULL);
-    tk_latch_init(&g->fired);
-}
-
-static void lost_destroy(lost_rec *g)
-{
-    tk_latch_destroy(&g->fired);
-    pthread_mutex_destroy(&g->mu);
 }
 
 /* Takes and releases l with the watchdog lease n times; 0 or the first failure. */
@@ -113,13 +74,13 @@ static void test_force_after_batches(void)
     rlk_client *c1, *c2;
     rlk_lock *l, *f;
     rlk_runtime_stats a, b;
-    lost_rec g;
+    tk_lost_rec g;
     long long t_force, ms;
     int released = 0;
 
-    lost_init(&g);
+    tk_lost_init(&g);
     REQUIRE((c1 = tk_connect(url, 0, 1)) != NULL && (c2 = tk_connect(url, 0, 1)) != NULL);
-    rlk_set_lost_callback(c1, on_lost, &g);
+    rlk_set_lost_callback(c1, tk_on_lost, &g);
     REQUIRE((l = rlk_lock_new(c1, "rt:batches")) && (f = rlk_lock_new(c2, "rt:batches")));
     a = stats(c1);
     CHECK_INT_EQ(pairs(l, 400), RLK_OK);
@@ -131,19 +92,15 @@ static void test_force_after_batches(void)
     t_force = rlk_fx_now_ns();
     CHECK_INT_EQ(rlk_lock_try_lock(l, 0, -1), RLK_OK);
     CHECK(rlk_lock_force_unlock(f, &released) == RLK_OK && released);
-    CHECKF(tk_latch_wait(&g.fired, 1, 5000) == 1, "the lost callback did not fire within 5 s of "
-           "the force unlock (renewal period 10 s)");
-    ms = g.at_ns > 0 ? (g.at_ns - t_force) / 1000000 : -1;
+    ms = tk_lost_ms_after(&g, t_force, 5000);
     printf("  lost callback %lld ms after the acquire\n", ms);
-    CHECKF(ms >= 0 && ms < 2 * RLK_WD_JOIN_MS + FORCE_BOUND_MS, "lost callback %lld ms after "
-           "the acquire (bound %d ms; longest scheduling gap %lld ms%s)", ms,
-           2 * RLK_WD_JOIN_MS + FORCE_BOUND_MS, tk_stall_max_gap_ms(&stall), stall_note());
+    TK_CHECK_LOST_WITHIN(ms, 2 * RLK_WD_JOIN_MS + FORCE_BOUND_MS, &stall, "the acquire");
     CHECK_INT_EQ(g.reason, RLK_LOST_GONE);
     rlk_lock_free(l);
     rlk_lock_free(f);
     rlk_free(c1);
     rlk_free(c2);
-    lost_destroy(&g);
+    tk_lost_destroy(&g);
 }
 
 /* ------------------------------------------------------------ the next hold of a record */
@@ -182,12 +139,12 @@ static void test_watchdog_after_fixed(void)
     rlk_client *c;
     rlk_lock *l;
     rlk_runtime_stats a;
-    lost_rec g;
+    tk_lost_rec g;
     int held = 0;
 
-    lost_init(&g);
+    tk_lost_init(&g);
     REQUIRE((c = tk_connect(url, LEASE, 1)) != NULL);
-    rlk_set_lost_callback(c, on_lost, &g);
+    rlk_set_lost_callback(c, tk_on_lost, &g);
     REQUIRE((l = rlk_lock_new(c, "rt:wd")) != NULL);
     for (int i = 0; i < 3; i++) {
         CHECK_INT_EQ(rlk_lock_try_lock(l, 0, 60000), RLK_OK);
@@ -203,7 +160,7 @@ static void test_watchdog_after_fixed(void)
     CHECK_INT_EQ(rlk_lock_unlock(l), RLK_OK);
     rlk_lock_free(l);
     rlk_free(c);
-    lost_destroy(&g);
+    tk_lost_destroy(&g);
 }
 
 /* Two threads of one client (two holder ids) take the same lock in turn with the watchdog's
@@ -238,13 +195,13 @@ static void test_other_thread_after(void)
     rlk_client *c;
     rlk_lock *l;
     turn_arg t;
-    lost_rec g;
+    tk_lost_rec g;
     pthread_t th;
 
-    lost_init(&g);
+    tk_lost_init(&g);
     memset(&t, 0, sizeof t);
     REQUIRE((c = tk_connect(url, LEASE, 1)) != NULL);
-    rlk_set_lost_callback(c, on_lost, &g);
+    rlk_set_lost_callback(c, tk_on_lost, &g);
     REQUIRE((l = rlk_lock_new(c, "rt:turns")) != NULL);
     CHECK_INT_EQ(pairs(l, 3), RLK_OK);
     t.c = c;
@@ -256,7 +213,7 @@ static void test_other_thread_after(void)
     CHECK_INT_EQ(tk_latch_get(&g.fired), 0);
     rlk_lock_free(l);
     rlk_free(c);
-    lost_destroy(&g);
+    tk_lost_destroy(&g);
 }
 
 /* A fenced lock taken again with the watchdog's lease: each hold has a new token, and its
@@ -266,12 +223,12 @@ static void test_fenced_again(void)
     rlk_client *c;
     rlk_fenced *f;
     rlk_runtime_stats a;
-    lost_rec g;
+    tk_lost_rec g;
     long long t1 = 0, t2 = 0;
 
-    lost_init(&g);
+    tk_lost_init(&g);
     REQUIRE((c = tk_connect(url, LEASE, 1)) != NULL);
-    rlk_set_lost_callback(c, on_lost, &g);
+    rlk_set_lost_callback(c, tk_on_lost, &g);
     REQUIRE((f = rlk_fenced_new(c, "rt:fenced")) != NULL);
     CHECK_INT_EQ(rlk_fenced_try_lock(f, 0, -1, &t1), RLK_OK);
     CHECK_INT_EQ(rlk_fenced_unlock(f), RLK_OK);
@@ -285,7 +242,7 @@ static void test_fenced_again(void)
     CHECK_INT_EQ(rlk_fenced_unlock(f), RLK_OK);
     rlk_fenced_free(f);
     rlk_free(c);
-    lost_destroy(&g);
+    tk_lost_destroy(&g);
 }
 
 int main(void)

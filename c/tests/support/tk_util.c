@@ -198,6 +198,52 @@ int tk_latch_get(tk_latch *l)
     return n;
 }
 
+/* ---------------------------------------------------------------- lost reports */
+
+void tk_lost_init(tk_lost_rec *g)
+{
+    memset(g, 0, sizeof *g);
+    pthread_mutex_init(&g->mu, NULL);
+    tk_latch_init(&g->fired);
+}
+
+void tk_lost_destroy(tk_lost_rec *g)
+{
+    tk_latch_destroy(&g->fired);
+    pthread_mutex_destroy(&g->mu);
+}
+
+void tk_on_lost_kind(int kind, const char *name, const char *owner, int reason, void *ud)
+{
+    tk_lost_rec *g = ud;
+
+    (void)name;
+    (void)owner;
+    pthread_mutex_lock(&g->mu);
+    g->kind = kind;
+    g->reason = reason;
+    g->at_ns = rlk_fx_now_ns();
+    pthread_mutex_unlock(&g->mu);
+    tk_latch_add(&g->fired, 1);
+}
+
+void tk_on_lost(const char *name, const char *owner, int reason, void *ud)
+{
+    tk_on_lost_kind(-1, name, owner, reason, ud);
+}
+
+long long tk_lost_ms_after(tk_lost_rec *g, long long t0_ns, long long timeout_ms)
+{
+    long long at;
+
+    if (tk_latch_wait(&g->fired, 1, timeout_ms) < 1)
+        return -1;
+    pthread_mutex_lock(&g->mu);
+    at = g->at_ns;
+    pthread_mutex_unlock(&g->mu);
+    return (at - t0_ns) / 1000000;
+}
+
 /* ---------------------------------------------------------------- a lock waiter */
 
 static void *tk_waiter_main(void *arg)

@@ -96,6 +96,30 @@ void tk_latch_add(tk_latch *l, int n);
 int tk_latch_wait(tk_latch *l, int target, long long timeout_ms);
 int tk_latch_get(tk_latch *l);
 
+/* ---------------------------------------------------------------- lost reports */
+
+/* What a lost callback reported last (rlk_set_lost_callback / _kind with tk_on_lost /
+ * tk_on_lost_kind and a tk_lost_rec as its argument): fired counts the reports. */
+typedef struct tk_lost_rec {
+    pthread_mutex_t mu;
+    tk_latch fired;
+    int kind, reason;           /* kind -1: reported by tk_on_lost */
+    long long at_ns;            /* rlk_fx_now_ns() at the report */
+} tk_lost_rec;
+
+void tk_lost_init(tk_lost_rec *g);
+void tk_lost_destroy(tk_lost_rec *g);
+void tk_on_lost(const char *name, const char *owner, int reason, void *ud);
+void tk_on_lost_kind(int kind, const char *name, const char *owner, int reason, void *ud);
+/* Waits up to timeout_ms for a first report; ms from t0_ns (rlk_fx_now_ns) to it, or -1. */
+long long tk_lost_ms_after(tk_lost_rec *g, long long t0_ns, long long timeout_ms);
+/* In a test (check.h): ms, from tk_lost_ms_after, is a report within bound_ms of what t0 was. */
+#define TK_CHECK_LOST_WITHIN(ms, bound_ms, stall, what)                                      \
+    CHECKF((ms) >= 0 && (ms) < (bound_ms),                                                   \
+           "lost callback %lld ms after " what " (-1: none; bound %lld ms; longest "         \
+           "scheduling gap %lld ms%s)", (long long)(ms), (long long)(bound_ms),              \
+           tk_stall_max_gap_ms(stall), tk_stall_note(stall))
+
 /* ---------------------------------------------------------------- a lock waiter */
 
 /* A thread that waits for a lock: rlk_lock_try_lock(lock, wait_ms, 0), then notes when it
