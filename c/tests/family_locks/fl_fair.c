@@ -241,13 +241,13 @@ static void test_watchdog_and_lost(void)
     rlk_client *c = tk_connect(url, WD_LEASE, 2);
     rlk_runtime_stats st;
     rlk_fairlock *f;
-    fl_lost g;
+    tk_lost_rec g;
     long long ttl;
     int held = -1;
 
     REQUIRE(c);
-    fl_lost_init(&g);
-    fl_lost_install(c, &g);
+    tk_lost_init(&g);
+    tk_lost_install(c, &g);
     f = rlk_fairlock_new(c, "fa:wd");
     REQUIRE(f);
     REQUIRE_INT_EQ(rlk_fairlock_lock(f, 0), RLK_OK);
@@ -268,7 +268,7 @@ static void test_watchdog_and_lost(void)
     CHECK_INT_EQ(rlk_fairlock_unlock(f), RLK_ERR_NOT_OWNER);
     rlk_fairlock_free(f);
     rlk_free(c);
-    fl_lost_destroy(&g);
+    tk_lost_destroy(&g);
 }
 
 /* ------------------------------------------------------------ queued waiters */

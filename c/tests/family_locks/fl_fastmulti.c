@@ -353,13 +353,13 @@ static void test_watchdog_and_lost(void)
     rlk_runtime_stats st;
     rlk_fastmulti *m;
     char owner[RLK_OWNER_MAX + 1], field[RLK_OWNER_MAX + 64];
-    fl_lost g;
+    tk_lost_rec g;
     long long ttl;
     int held = -1;
 
     REQUIRE(c);
-    fl_lost_init(&g);
-    fl_lost_install(c, &g);
+    tk_lost_init(&g);
+    tk_lost_install(c, &g);
     m = rlk_fastmulti_new(c, "fm:wd", ab, 2);
     REQUIRE(m);
     REQUIRE_INT_EQ(rlk_fastmulti_lock(m, 0), RLK_OK);
@@ -387,7 +387,7 @@ static void test_watchdog_and_lost(void)
     CHECK_INT_EQ(rlk_fastmulti_unlock(m), RLK_ERR_NOT_OWNER);
     rlk_fastmulti_free(m);
     rlk_free(c);
-    fl_lost_destroy(&g);
+    tk_lost_destroy(&g);
 }
 
 /* ------------------------------------------------------------ invariant */

@@ -231,13 +231,13 @@ static void test_watchdog_and_lost(void)
     rlk_client *c = tk_connect(url, WD_LEASE, 2);
     rlk_runtime_stats st;
     rlk_fenced *f;
-    fl_lost g;
+    tk_lost_rec g;
     long long tok = 0, ttl, token_ttl;
     int held = -1;
 
     REQUIRE(c);
-    fl_lost_init(&g);
-    fl_lost_install(c, &g);
+    tk_lost_init(&g);
+    tk_lost_install(c, &g);
     f = rlk_fenced_new(c, "fe:wd");
     REQUIRE(f);
     REQUIRE_INT_EQ(rlk_fenced_lock(f, 0, &tok), RLK_OK);
@@ -264,7 +264,7 @@ static void test_watchdog_and_lost(void)
     CHECK_INT_EQ(rlk_fenced_unlock(f), RLK_ERR_NOT_OWNER);
     rlk_fenced_free(f);
     rlk_free(c);
-    fl_lost_destroy(&g);
+    tk_lost_destroy(&g);
 }
 
 /* ------------------------------------------------------------ invariant */

@@ -299,13 +299,13 @@ static void test_watchdog_and_lost(void)
     rlk_client *c = tk_connect(url, WD_LEASE, 2);
     rlk_runtime_stats st;
     rlk_nrlock *l;
-    fl_lost g;
+    tk_lost_rec g;
     long long ttl;
     int held = -1;
 
     REQUIRE(c);
-    fl_lost_init(&g);
-    fl_lost_install(c, &g);
+    tk_lost_init(&g);
+    tk_lost_install(c, &g);
     l = rlk_nrlock_new(c, "nr:wd");
     REQUIRE(l);
     REQUIRE_INT_EQ(rlk_nrlock_lock(l, 0), RLK_OK);
@@ -331,7 +331,7 @@ static void test_watchdog_and_lost(void)
     CHECK_INT_EQ(rlk_nrlock_unlock(l), RLK_OK);
     rlk_nrlock_free(l);
     rlk_free(c);
-    fl_lost_destroy(&g);
+    tk_lost_destroy(&g);
 }
 
 /* ------------------------------------------------------------ invariant */

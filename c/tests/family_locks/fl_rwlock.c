@@ -428,12 +428,12 @@ static void test_watchdog_and_lost(void)
     rlk_client *c = tk_connect(url, WD_LEASE, 4);
     rlk_rwlock *r1, *r2, *w;
     rlk_runtime_stats st;
-    fl_lost g;
+    tk_lost_rec g;
     int held = -1;
 
     REQUIRE(c);
-    fl_lost_init(&g);
-    fl_lost_install(c, &g);
+    tk_lost_init(&g);
+    tk_lost_install(c, &g);
     r1 = rlk_rwlock_new(c, "rw:wdr");
     r2 = rlk_rwlock_new(c, "rw:wdr");
     w = rlk_rwlock_new(c, "rw:wdw");
@@ -477,7 +477,7 @@ static void test_watchdog_and_lost(void)
     rlk_rwlock_free(r2);
     rlk_rwlock_free(w);
     rlk_free(c);
-    fl_lost_destroy(&g);
+    tk_lost_destroy(&g);
 }
 
 /* ------------------------------------------------------------ downgrade wakes readers */

@@ -15,24 +15,6 @@
 #include "holdlog.h"
 #include "tk_util.h"
 
-/* ---------------------------------------------------------------- lost-lock recorder */
-
-typedef struct fl_lost {
-    pthread_mutex_t mu;
-    tk_latch fired;
-    int count;
-    int kind;
-    int reason;
-    int plain_count;        /* calls of the plain (kind-less) callback */
-    char name[128];
-    char owner[128];
-} fl_lost;
-
-void fl_lost_init(fl_lost *g);
-void fl_lost_destroy(fl_lost *g);
-/* Installs both callbacks on c, recording into g. */
-void fl_lost_install(rlk_client *c, fl_lost *g);
-
 /* ---------------------------------------------------------------- probes */
 
 /* Bounded poll until LINDEX key index equals value: 0, or -1 on timeout. */

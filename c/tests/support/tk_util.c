@@ -217,12 +217,13 @@ void tk_on_lost_kind(int kind, const char *name, const char *owner, int reason, 
 {
     tk_lost_rec *g = ud;
 
-    (void)name;
-    (void)owner;
     pthread_mutex_lock(&g->mu);
+    g->count++;
     g->kind = kind;
     g->reason = reason;
     g->at_ns = rlk_fx_now_ns();
+    snprintf(g->name, sizeof g->name, "%s", name);
+    snprintf(g->owner, sizeof g->owner, "%s", owner);
     pthread_mutex_unlock(&g->mu);
     tk_latch_add(&g->fired, 1);
 }
@@ -230,6 +231,24 @@ void tk_on_lost_kind(int kind, const char *name, const char *owner, int reason, 
 void tk_on_lost(const char *name, const char *owner, int reason, void *ud)
 {
     tk_on_lost_kind(-1, name, owner, reason, ud);
+}
+
+static void tk_on_lost_plain(const char *name, const char *owner, int reason, void *ud)
+{
+    tk_lost_rec *g = ud;
+
+    (void)name;
+    (void)owner;
+    (void)reason;
+    pthread_mutex_lock(&g->mu);
+    g->plain_count++;
+    pthread_mutex_unlock(&g->mu);
+}
+
+void tk_lost_install(rlk_client *c, tk_lost_rec *g)
+{
+    rlk_set_lost_callback(c, tk_on_lost_plain, g);
+    rlk_set_lost_kind_callback(c, tk_on_lost_kind, g);
 }
 
 long long tk_lost_ms_after(tk_lost_rec *g, long long t0_ns, long long timeout_ms)

@@ -99,18 +99,24 @@ int tk_latch_get(tk_latch *l);
 /* ---------------------------------------------------------------- lost reports */
 
 /* What a lost callback reported last (rlk_set_lost_callback / _kind with tk_on_lost /
- * tk_on_lost_kind and a tk_lost_rec as its argument): fired counts the reports. */
+ * tk_on_lost_kind and a tk_lost_rec as its argument): fired and count count the reports. */
 typedef struct tk_lost_rec {
     pthread_mutex_t mu;
     tk_latch fired;
+    int count;
     int kind, reason;           /* kind -1: reported by tk_on_lost */
+    int plain_count;            /* calls of the plain callback beside the kind's (tk_lost_install) */
     long long at_ns;            /* rlk_fx_now_ns() at the report */
+    char name[128];
+    char owner[128];
 } tk_lost_rec;
 
 void tk_lost_init(tk_lost_rec *g);
 void tk_lost_destroy(tk_lost_rec *g);
 void tk_on_lost(const char *name, const char *owner, int reason, void *ud);
 void tk_on_lost_kind(int kind, const char *name, const char *owner, int reason, void *ud);
+/* Both callbacks on c: the kind's records into g, the plain one only counts (plain_count). */
+void tk_lost_install(rlk_client *c, tk_lost_rec *g);
 /* Waits up to timeout_ms for a first report; ms from t0_ns (rlk_fx_now_ns) to it, or -1. */
 long long tk_lost_ms_after(tk_lost_rec *g, long long t0_ns, long long timeout_ms);
 /* In a test (check.h): ms, from tk_lost_ms_after, is a report within bound_ms of what t0 was. */
