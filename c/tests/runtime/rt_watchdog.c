@@ -21,45 +21,6 @@ static char url[128];
 static tk_stall stall;
 static tk_srv_stall srv_stall;     /* the server's side: see test_unlock_races_renewals */
 
-/* ------------------------------------------------------------ lost-callback recorder */
-
-typedef struct lost_log {
-    pthread_mutex_t mu;
-    tk_latch fired;
-    int count;
-    int reason;
-    char name[128];
-    char owner[128];
-    long long at_ms;
-} lost_log;
-
-static void lost_log_init(lost_log *g)
-{
-    memset(g, 0, sizeof *g);
-    pthread_mutex_init(&g->mu, NULL);
-    tk_latch_init(&g->fired);
-}
-
-static void lost_log_destroy(lost_log *g)
-{
-    tk_latch_destroy(&g->fired);
-    pthread_mutex_destroy(&g->mu);
-}
-
-static void on_lost(const char *name, const char *owner, int reason, void *ud)
-{
-    lost_log *g = ud;
-
-    pthread_mutex_lock(&g->mu);
-    g->count++;
-    g->reason = reason;
-    g->at_ms = rlk_fx_now_ms();
-    snprintf(g->name, sizeof g->name, "%s", name);
-    snprintf(g->owner, sizeof g->owner, "%s", owner);
-    pthread_mutex_unlock(&g->mu);
-    tk_latch_add(&g->fired, 1);
-}
-
 static long long pttl(const char *key)
 {
     long long v = tk_int(&srv, "PTTL %s", key);
@@ -95,13 +56,13 @@ static void test_keeps_alive_five_leases(void)
 {
     rlk_client *c = tk_connect(url, LEASE_ALIVE, 2);
     rlk_runtime_stats st;
-    lost_log g;
+    tk_lost_rec g;
     rlk_lock *l;
     long long t0, min_ttl = LEASE_ALIVE, probes = 0, misses = 0;
 
     REQUIRE(c);
-    lost_log_init(&g);
-    rlk_set_lost_callback(c, on_lost, &g);
+    tk_lost_init(&g);
+    rlk_set_lost_callback(c, tk_on_lost, &g);
     l = rlk_lock_new(c, "wd:alive");
     REQUIRE(l);
     REQUIRE(rlk_lock_lock(l, 0) == RLK_OK);
@@ -134,7 +95,7 @@ static void test_keeps_alive_five_leases(void)
     CHECK_INT_EQ(g.count, 0);
     rlk_lock_free(l);
     rlk_free(c);
-    lost_log_destroy(&g);
+    tk_lost_destroy(&g);
 }
 
 #define LEASE_LOST 300
@@ -144,14 +105,14 @@ static void test_lost_when_deleted(void)
     rlk_client *c = tk_connect(url, LEASE_LOST, 2);
     char owner[128];
     redisReply *r;
-    lost_log g;
+    tk_lost_rec g;
     rlk_lock *l;
     long long t_del, waited;
     int held = -1;
 
     REQUIRE(c);
-    lost_log_init(&g);
-    rlk_set_lost_callback(c, on_lost, &g);
+    tk_lost_init(&g);
+    rlk_set_lost_callback(c, tk_on_lost, &g);
     l = rlk_lock_new(c, "wd:deleted");
     REQUIRE(l);
     REQUIRE(rlk_lock_lock(l, 0) == RLK_OK);
@@ -162,8 +123,8 @@ static void test_lost_when_deleted(void)
     CHECK(r && r->type == REDIS_REPLY_INTEGER && r->integer == 1);
     if (r)
         freeReplyObject(r);
-    CHECK_INT_EQ(tk_latch_wait(&g.fired, 1, 3000), 1);
-    waited = g.at_ms - t_del;
+    waited = tk_lost_ms_after(&g, t_del * 1000000, 3000);
+    CHECK(waited >= 0);
     printf("  lost callback %lld ms after DEL (renewal period %d ms)\n", waited, LEASE_LOST / 3);
     CHECK_INT_EQ(g.reason, RLK_LOST_GONE);
     CHECK_STR_EQ(g.name, "wd:deleted");
@@ -184,7 +145,7 @@ static void test_lost_when_deleted(void)
     CHECK_INT_EQ(rlk_lock_unlock(l), RLK_OK);
     rlk_lock_free(l);
     rlk_free(c);
-    lost_log_destroy(&g);
+    tk_lost_destroy(&g);
 }
 
 #define LEASE_EXPIRE 600
@@ -195,7 +156,7 @@ static void test_expired_when_renewals_fail(void)
     rlk_runtime_stats st;
     char url2[128];
     rlk_client *c;
-    lost_log g;
+    tk_lost_rec g;
     rlk_lock *l;
     long long t_crash, waited, period = LEASE_EXPIRE / 3;
     int held = -1;
@@ -203,22 +164,22 @@ static void test_expired_when_renewals_fail(void)
     REQUIRE(rlk_fx_start(&s2, NULL) == 0);
     REQUIRE(rlk_fx_url(&s2, -1, url2, sizeof url2) == 0);
     c = tk_connect(url2, LEASE_EXPIRE, 2);
-    lost_log_init(&g);
+    tk_lost_init(&g);
     l = c ? rlk_lock_new(c, "wd:expire") : NULL;
     if (!l) {
         CHECK(l != NULL);
         rlk_free(c);
         rlk_fx_stop(&s2);
-        lost_log_destroy(&g);
+        tk_lost_destroy(&g);
         return;
     }
-    rlk_set_lost_callback(c, on_lost, &g);
+    rlk_set_lost_callback(c, tk_on_lost, &g);
     CHECK_INT_EQ(rlk_lock_lock(l, 0), RLK_OK);
     tk_stall_reset(&stall);
     t_crash = rlk_fx_now_ms();
     CHECK_INT_EQ(rlk_fx_crash(&s2), 0);
-    CHECK_INT_EQ(tk_latch_wait(&g.fired, 1, 5000), 1);
-    waited = g.at_ms - t_crash;
+    waited = tk_lost_ms_after(&g, t_crash * 1000000, 5000);
+    CHECK(waited >= 0);
     printf("  lost (expired) %lld ms after the server died (lease %d ms, period %lld ms)\n",
            waited, LEASE_EXPIRE, period);
     CHECK_INT_EQ(g.reason, RLK_LOST_EXPIRED);
@@ -237,7 +198,7 @@ static void test_expired_when_renewals_fail(void)
     rlk_lock_free(l);
     rlk_free(c);
     rlk_fx_stop(&s2);
-    lost_log_destroy(&g);
+    tk_lost_destroy(&g);
 }
 
 /* A hung server (SIGSTOP): renewals time out after a period, not after the
@@ -247,7 +208,7 @@ static void test_expired_when_server_hangs(void)
     rlk_fx_server s2;
     char url2[128];
     rlk_client *c;
-    lost_log g;
+    tk_lost_rec g;
     rlk_lock *l;
     long long t_pause, waited, period = LEASE_EXPIRE / 3;
     int held = -1;
@@ -255,22 +216,22 @@ static void test_expired_when_server_hangs(void)
     REQUIRE(rlk_fx_start(&s2, NULL) == 0);
     REQUIRE(rlk_fx_url(&s2, -1, url2, sizeof url2) == 0);
     c = tk_connect(url2, LEASE_EXPIRE, 2);
-    lost_log_init(&g);
+    tk_lost_init(&g);
     l = c ? rlk_lock_new(c, "wd:hang") : NULL;
     if (!l) {
         CHECK(l != NULL);
         rlk_free(c);
         rlk_fx_stop(&s2);
-        lost_log_destroy(&g);
+        tk_lost_destroy(&g);
         return;
     }
-    rlk_set_lost_callback(c, on_lost, &g);
+    rlk_set_lost_callback(c, tk_on_lost, &g);
     CHECK_INT_EQ(rlk_lock_lock(l, 0), RLK_OK);
     tk_stall_reset(&stall);
     t_pause = rlk_fx_now_ms();
     CHECK_INT_EQ(rlk_fx_pause(&s2), 0);
-    CHECK_INT_EQ(tk_latch_wait(&g.fired, 1, 5000), 1);
-    waited = g.at_ms - t_pause;
+    waited = tk_lost_ms_after(&g, t_pause * 1000000, 5000);
+    CHECK(waited >= 0);
     printf("  lost (expired) %lld ms after the server hung (lease %d ms, period %lld ms)\n", waited,
            LEASE_EXPIRE, period);
     CHECK_INT_EQ(g.reason, RLK_LOST_EXPIRED);
@@ -284,7 +245,7 @@ static void test_expired_when_server_hangs(void)
     rlk_lock_free(l);
     rlk_free(c);
     rlk_fx_stop(&s2);
-    lost_log_destroy(&g);
+    tk_lost_destroy(&g);
 }
 
 #define LEASE_RACE 300      /* renewals every 100 ms */
@@ -319,13 +280,13 @@ static void test_unlock_races_renewals(void)
     rlk_client *c = tk_connect(url, LEASE_RACE, 2);
     rlk_runtime_stats st;
     unsigned seed = 12345;
-    lost_log g;
+    tk_lost_rec g;
     rlk_lock *l;
     int bad = 0, stretched = 0, ran_out = 0, stalled = 0, lost_in_stalls = 0;
 
     REQUIRE(c);
-    lost_log_init(&g);
-    rlk_set_lost_callback(c, on_lost, &g);
+    tk_lost_init(&g);
+    rlk_set_lost_callback(c, tk_on_lost, &g);
     l = rlk_lock_new(c, "wd:race");
     REQUIRE(l);
     for (int i = 0; i < RACE_CYCLES; i++) {
@@ -384,7 +345,7 @@ static void test_unlock_races_renewals(void)
     CHECK_INT_EQ(g.count - lost_in_stalls, 0);
     rlk_lock_free(l);
     rlk_free(c);
-    lost_log_destroy(&g);
+    tk_lost_destroy(&g);
 }
 
 #define LEASE_REENTRY 300
@@ -559,14 +520,14 @@ static void test_messages_while_held(void)
     rlk_client *c = tk_connect(url, LEASE_MSG, 2);
     rlk_runtime_stats a, b;
     publisher p = {0};
-    lost_log g;
+    tk_lost_rec g;
     rlk_lock *l;
     int bad = 0, stalled = 0, missing = 0, lost_in_stalls = 0, joined = 0;
     unsigned seed = 777;
 
     REQUIRE(c);
-    lost_log_init(&g);
-    rlk_set_lost_callback(c, on_lost, &g);
+    tk_lost_init(&g);
+    rlk_set_lost_callback(c, tk_on_lost, &g);
     l = rlk_lock_new(c, "wd:msg");
     REQUIRE(l);
     CHECK_INT_EQ(rlk_runtime_stats_get(c, &a), RLK_OK);
@@ -617,7 +578,7 @@ static void test_messages_while_held(void)
     CHECK_INT_EQ(tk_key_exists(&srv, "wd:msg"), 0);
     rlk_lock_free(l);
     rlk_free(c);
-    lost_log_destroy(&g);
+    tk_lost_destroy(&g);
 }
 
 /* The control of the server-side stall probe: a server stopped (SIGSTOP)
