@@ -215,7 +215,7 @@ static int rlk_wd_collect(rlk_wd *wd, long long now, long long *next, rlk_hold *
 {
     int n = 0;
 
-    *next = wd->fresh ? now + RLK_WD_JOIN_MS * RLK_NS_PER_MS : -1;
+    *next = wd->fresh ? now + rlk_wd_join_ms * RLK_NS_PER_MS : -1;
     wd->fresh = 0;
     for (rlk_hold *e = wd->holds, *after; e; e = after) {
         after = e->next;

@@ -36,6 +36,7 @@ typedef struct rlk_hold rlk_hold;
  * UNSUBSCRIBE: well under 1 % of its time on loopback), and the thread looks at most 10 times a
  * second for holds taken one after another. docs/runtime.md "Force unlock is noticed". */
 #define RLK_WD_JOIN_MS 100
+extern long long rlk_wd_join_ms;    /* RLK_WD_JOIN_MS (tests measuring renewal rounds set more) */
 #define RLK_WD_CALL_KEYS_MAX RLK_RENEW_KEYS_ROOM(RLK_WD_BATCH_MAX)
 #define RLK_WD_CALL_ARGS_MAX RLK_RENEW_ARGS_ROOM(RLK_WD_BATCH_MAX)
 

@@ -130,6 +130,8 @@ void rlk_wd_mark(rlk_wd *wd, const rlk_holds_rec *e)
 
 /* ---------------------------------------------------------------- the lock API's calls */
 
+long long rlk_wd_join_ms = RLK_WD_JOIN_MS;
+
 void rlk_wd_on_message(void *arg, const char *channel, size_t len)
 {
     rlk_wd *wd = arg;
@@ -187,7 +189,7 @@ int rlk_wd_acquired_as(rlk_wd *wd, const rlk_hold_spec *h, long long lease_ms, i
             /* A watchdog entry with a channel listens to it once it has lived
              * RLK_WD_JOIN_MS (wd.c rlk_wd_collect joins it). */
             if (e->channel && !e->sub_ch && !e->join_ns && wd->sub)
-                e->join_ns = r->acquired_ns + RLK_WD_JOIN_MS * RLK_NS_PER_MS;
+                e->join_ns = r->acquired_ns + rlk_wd_join_ms * RLK_NS_PER_MS;
             if (sent_ns > e->last_ok_ns)
                 e->last_ok_ns = sent_ns;
             if (!e->inflight)
@@ -196,7 +198,7 @@ int rlk_wd_acquired_as(rlk_wd *wd, const rlk_hold_spec *h, long long lease_ms, i
              * past its join time; not waiting, it collects the entry on its next look (it
              * takes wd->mu first). Waking, it looks again a join delay later (wd->fresh): so
              * holds taken one after another wake it once a delay, not once each. */
-            look = e->join_ns ? e->join_ns + RLK_WD_JOIN_MS * RLK_NS_PER_MS : e->next_due_ns;
+            look = e->join_ns ? e->join_ns + rlk_wd_join_ms * RLK_NS_PER_MS : e->next_due_ns;
             if (e->next_due_ns < look)
                 look = e->next_due_ns;
             wd->fresh = 1;
