@@ -7,9 +7,9 @@
  * Waiters never touch the loop's state: they change the channel table under s->mu (join: refs + 1,
  * leave: refs - 1) and post the sync, which brings the engine's listeners in line with the table
  * (one per channel with waiters or lingering: rlk_sub_linger_ms after its last waiter left, at
- * most rlk_sub_linger_max channels at once). Joining a confirmed channel, and leaving one to linger while the
- * loop's linger timer is armed, posts nothing: a hold taken and released again and again costs
- * the loop no turn but its release's message. The
+ * most rlk_sub_linger_max channels at once). Joining a confirmed channel, and leaving one to
+ * linger while the loop's linger timer is armed, posts nothing: a hold taken and released again
+ * and again costs the loop no turn but its release's message. The
  * engine subscribes where a channel goes (the mode, a cluster's slots and moves, reconnects and
  * the keepalive are its own) and calls the listener: the channel is confirmed (again after a
  * reconnect or a move of its slot: its generation is bumped, its waiters retry), down (its
@@ -362,8 +362,9 @@ long long rlk_sub_linger_ms = RLK_SUB_LINGER_MS;
 int rlk_sub_linger_max = RLK_SUB_LINGER_MAX;
 
 /* One waiter fewer; the last one leaves the channel lingering, subscribed for rlk_sub_linger_ms
- * (linger 0, or rlk_sub_linger_max lingering already: unsubscribed by the next sync). A sync is posted unless one comes by the end of the
- * linger anyway (s->armed): leaving a lingering channel again wakes nothing. */
+ * (linger 0, or rlk_sub_linger_max lingering already: unsubscribed by the next sync). A sync is
+ * posted unless one comes by the end of the linger anyway (s->armed): leaving a lingering
+ * channel again wakes nothing. */
 static void rlk_sub_unref(rlk_sub *s, rlk_sub_chan *ch, int linger, int hold)
 {
     pthread_mutex_lock(&s->mu);
