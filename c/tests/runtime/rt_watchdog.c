@@ -51,24 +51,24 @@ static void stall_reset(void)
 /* ------------------------------------------------------------ tests */
 
 #define LEASE_ALIVE 400
+#define ALIVE_TRIES 3
 
-static void test_keeps_alive_five_leases(void)
+/* One observation of a watchdog hold for 5 leases (+ a third): the key must never be missing.
+ * Returns the probes that found it missing; *renewals: the renewal calls made meanwhile. */
+static long long keep_alive_once(rlk_client *c, rlk_lock *l, long long *renewals)
 {
-    rlk_client *c = tk_connect(url, LEASE_ALIVE, 2);
     rlk_runtime_stats st;
-    tk_lost_rec g;
-    rlk_lock *l;
     long long t0, min_ttl = LEASE_ALIVE, probes = 0, misses = 0;
+    unsigned long long before;
 
-    REQUIRE(c);
-    tk_lost_init(&g);
-    rlk_set_lost_callback(c, tk_on_lost, &g);
-    l = rlk_lock_new(c, "wd:alive");
-    REQUIRE(l);
-    REQUIRE(rlk_lock_lock(l, 0) == RLK_OK);
+    CHECK_INT_EQ(rlk_runtime_stats_get(c, &st), RLK_OK);
+    before = st.renew_calls;
+    if (rlk_lock_lock(l, 0) != RLK_OK) {
+        CHECKF(0, "lock: %s", rlk_errstr(c));
+        return -1;
+    }
     t0 = rlk_fx_now_ms();
-    tk_stall_reset(&stall);
-    /* Observe the key for 5 leases (+ a third): it must never be missing. */
+    stall_reset();
     while (rlk_fx_now_ms() - t0 < 5 * LEASE_ALIVE + LEASE_ALIVE / 3) {
         long long v = pttl("wd:alive");
         int held = 0;
@@ -81,18 +81,56 @@ static void test_keeps_alive_five_leases(void)
         rlk_fx_sleep_ms(20);    /* the observation interval */
     }
     CHECK_INT_EQ(rlk_runtime_stats_get(c, &st), RLK_OK);
+    *renewals = (long long)(st.renew_calls - before);
     printf("  watchdog: %lld probes over %lld ms (5 leases of %d ms), lowest PTTL %lld ms, "
-           "%llu renewals\n", probes, rlk_fx_now_ms() - t0, LEASE_ALIVE, min_ttl, st.renew_calls);
-    CHECKF(misses == 0, "the lock was missing at %lld of %lld probes (max scheduling gap %lld ms%s)",
-           misses, probes, tk_stall_max_gap_ms(&stall), stall_note());
-    CHECK(st.renew_calls >= 10);
-    CHECK_INT_EQ(g.count, 0);
+           "%lld renewals, %lld missing, stalls %lld ms\n", probes, rlk_fx_now_ms() - t0,
+           LEASE_ALIVE, min_ttl, *renewals, misses, stall_ms());
+    return misses;
+}
+
+/* A renewal every third of the lease keeps the key through any stall shorter than two thirds
+ * of it. A stall of this process plus the server's longer than that (measured: 380 ms here under
+ * two whole suites) can let the key expire whatever the watchdog does: such an observation is
+ * made again (ALIVE_TRIES in all); a key missing without one fails at once. */
+static void test_keeps_alive_five_leases(void)
+{
+    rlk_client *c = tk_connect(url, LEASE_ALIVE, 2);
+    tk_lost_rec g;
+    rlk_lock *l;
+    long long misses = 1, renewals = 0;
+    int tries = 0;
+
+    REQUIRE(c);
+    tk_lost_init(&g);
+    rlk_set_lost_callback(c, tk_on_lost, &g);
+    l = rlk_lock_new(c, "wd:alive");
+    REQUIRE(l);
+    while (misses > 0 && tries++ < ALIVE_TRIES) {
+        int lost = tk_latch_get(&g.fired);
+
+        misses = keep_alive_once(c, l, &renewals);
+        if (misses <= 0)
+            break;
+        CHECKF(stall_ms() >= 2 * LEASE_ALIVE / 3, "the lock was missing at %lld probes with "
+               "stalls of %lld ms only (max scheduling gap %lld ms%s)", misses, stall_ms(),
+               tk_stall_max_gap_ms(&stall), stall_note());
+        if (stall_ms() < 2 * LEASE_ALIVE / 3)
+            break;
+        printf("  a stall of %lld ms spoiled this observation: again\n", stall_ms());
+        /* The hold ended with the stall (its loss is reported): unlocked, or already gone. */
+        (void)rlk_lock_unlock(l);
+        CHECK(tk_latch_wait(&g.fired, lost + 1, 3000) > lost);
+    }
+    CHECKF(misses == 0, "the lock was missing in %d observation(s) of %d", tries, ALIVE_TRIES);
+    CHECK(renewals >= 10);
+    if (misses == 0)
+        CHECK_INT_EQ(tk_latch_get(&g.fired), tries - 1);
     CHECK_INT_EQ(rlk_lock_unlock(l), RLK_OK);
     CHECK_INT_EQ(tk_key_exists(&srv, "wd:alive"), 0);
-    /* Released: no renewal brings it back, nothing is reported lost. */
+    /* Released: no renewal brings it back, nothing more is reported lost. */
     rlk_fx_sleep_ms(2 * LEASE_ALIVE / 3);
     CHECK_INT_EQ(tk_key_exists(&srv, "wd:alive"), 0);
-    CHECK_INT_EQ(g.count, 0);
+    CHECK_INT_EQ(tk_latch_get(&g.fired), tries - 1);
     rlk_lock_free(l);
     rlk_free(c);
     tk_lost_destroy(&g);
