@@ -234,6 +234,9 @@ describe("reentrant scripts name the first bad argument in a fixed order", funct
       { { A, "0", "0", "publish" }, "RLK_BADLEASE" },
       { { A, "1000000000001", "50", "publish" }, "RLK_BADLEASE" },
       { { A, "1000", "0", "publish" }, "RLK_BADARG claim_ms" },
+      { { A, "1000", "50", "PUBLISH" }, "RLK_BADPUBLISH" },
+      { { A, "30000", "50", "PUBLISH" }, "RLK_BADPUBLISH" },
+      { { A, "30000", "0", "publish" }, "RLK_BADARG claim_ms" },
       { { A, "1000", "1000000000001", "publish" }, "RLK_BADARG claim_ms" },
     }
     for _, case in ipairs(cases) do
@@ -243,6 +246,27 @@ describe("reentrant scripts name the first bad argument in a fixed order", funct
       sa.assert_unchanged(r, before)
       assert.same({}, r:published())
     end
+  end)
+
+  -- The default lease '30000' is recognised by one comparison on the fast paths: every other
+  -- argument is still checked there, on a free lock as on a held one.
+  it("the default lease 30000 takes the fast path with good arguments only", function()
+    r:reset()
+    local cases = {
+      { { "30000", "" }, "RLK_BADOWNER" },
+      { { "30000", LONG }, "RLK_BADOWNER" },
+      { { "30000", "", "0" }, "RLK_BADOWNER" },
+      { { "30000", LONG, "0" }, "RLK_BADOWNER" },
+      { { "30000", B, "01" }, "RLK_BADARG" },
+    }
+    for _, case in ipairs(cases) do
+      local before = sa.snapshot(r, { LOCK, WAITERS, GRANT })
+      sa.assert_error(r:script("reentrant/acquire", { LOCK, WAITERS, GRANT }, case[1]), case[2])
+      sa.assert_unchanged(r, before)
+    end
+    assert.equal(NIL, r:script("reentrant/acquire", { LOCK, WAITERS, GRANT }, { "30000", B }))
+    assert.is_true(r:call("PTTL", LOCK) > 30000 - sa.TTL_SLACK_MS)
+    assert.equal(1, r:script("reentrant/release", { LOCK, CHANNEL, WAITERS, GRANT }, { B, "30000" }))
   end)
 
   it("the usual arguments at their bounds are taken as before", function()

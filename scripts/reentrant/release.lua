@@ -1,5 +1,5 @@
 -- name: reentrant/release
--- version: 16
+-- version: 17
 -- summary: Leave a reentrant lock once; on the last exit delete it, reserve it for the first waiter, publish.
 -- redisson: RedissonLock.unlockInnerAsync (hincrby -1; pexpire while held, else del + publish 0); grant: rlk's
 -- time: none
@@ -30,7 +30,8 @@ local lock, owner, lease_ms, claim_ms, publish = KEYS[1], ARGV[1], ARGV[2], ARGV
 -- The uncontended path, first and on its own: the usual call in its short form (4 keys, 2
 -- arguments: the claim window and the publish command left out, 50 and publish, what rlk's
 -- clients pass on one server), or in its long form (4 arguments), with the usual lease and claim
--- window (under 13 digits, one pattern each) and an owner of 1..1024 bytes: every argument is one
+-- window (under 13 digits, one pattern each; the watchdog's default lease '30000' by one
+-- comparison of interned strings first) and an owner of 1..1024 bytes: every argument is one
 -- the checks below would accept, so its replies are theirs. The last exit (count '1', what
 -- HSET/HINCRBY wrote: no tonumber) with nobody queued deletes the lock and publishes 0,
 -- Redisson's four commands; any other count or a waiter popped goes on below with what was read
@@ -40,12 +41,12 @@ local lock, owner, lease_ms, claim_ms, publish = KEYS[1], ARGV[1], ARGV[2], ARGV
 local count, head, usual
 if nargs == 2 then
   claim_ms, publish = '50', 'publish'
-  usual = nkeys == 4 and #owner > 0 and #owner <= 1024 and #lease_ms < 13
-    and lease_ms:find('^[1-9]%d*$')
+  usual = nkeys == 4 and #owner > 0 and #owner <= 1024
+    and (lease_ms == '30000' or #lease_ms < 13 and lease_ms:find('^[1-9]%d*$'))
 else
   usual = nkeys == 4 and nargs == 4 and (publish == 'publish' or publish == 'spublish')
-    and #owner > 0 and #owner <= 1024 and #lease_ms < 13 and #claim_ms < 13
-    and lease_ms:find('^[1-9]%d*$') and claim_ms:find('^[1-9]%d*$')
+    and #owner > 0 and #owner <= 1024 and #claim_ms < 13 and claim_ms:find('^[1-9]%d*$')
+    and (lease_ms == '30000' or #lease_ms < 13 and lease_ms:find('^[1-9]%d*$'))
 end
 if usual then
   count = redis.pcall('hget', lock, owner)
