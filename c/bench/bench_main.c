@@ -57,11 +57,18 @@ typedef struct rlk_bench_setup {
     char (*grants)[RLK_BENCH_KEYLEN + 32];
     rlk_bench_identity *ids;
     rlk_bench_summary rtt;      /* PING round trips measured before the run */
+    rlk_bench_summary rtt_held; /* W2: PINGs each sent right after sleeping the hold */
+    int held_pings;             /* how many of those (0: none, not W2) */
     double cpu_s;               /* the client's CPU (user + system, this process and its
                                    --procs children) over the run */
 } rlk_bench_setup;
 
 #define RLK_BENCH_RTT_PINGS 200
+/* W2's PINGs after a hold: 100 (0.1 s at the default 1 ms hold), fewer for a longer hold so
+ * that they add at most about half a second to a run, never fewer than 10. */
+#define RLK_BENCH_HELD_PINGS 100
+#define RLK_BENCH_HELD_PINGS_MIN 10
+#define RLK_BENCH_HELD_BUDGET_MS 500
 
 static void rlk_bench_die(int code, const char *msg)
 {
@@ -212,6 +219,36 @@ static void rlk_bench_measure_rtt(redisContext *c, rlk_bench_summary *out)
     rlk_bench_summarize(v, RLK_BENCH_RTT_PINGS, out);
 }
 
+/* The round trip a W2 release can reach: each PING sent right after sleeping the run's hold
+ * (rlk_bench_sleep_ns, as the contenders hold), so that, like the release that ends a hold, it
+ * leaves a client that slept for a server that was idle. PINGs sent back to back (above) keep
+ * both sides awake and are faster on a machine whose idle CPUs sleep deeply. On the setup
+ * connection; bench-run takes them off the run's commands with the others (setup_pings). */
+static int rlk_bench_measure_rtt_after_hold(redisContext *c, int hold_ms, rlk_bench_summary *out)
+{
+    int64_t v[RLK_BENCH_HELD_PINGS];
+    int n = RLK_BENCH_HELD_PINGS, i;
+
+    if (hold_ms > 0 && n * hold_ms > RLK_BENCH_HELD_BUDGET_MS)
+        n = RLK_BENCH_HELD_BUDGET_MS / hold_ms;
+    if (n < RLK_BENCH_HELD_PINGS_MIN)
+        n = RLK_BENCH_HELD_PINGS_MIN;
+    for (i = 0; i < n; i++) {
+        int64_t t;
+        redisReply *r;
+
+        rlk_bench_sleep_ns((int64_t)hold_ms * 1000000);
+        t = rlk_bench_now_ns();
+        r = rlk_bench_command(c, "PING");
+        if (r == NULL)
+            rlk_bench_die(1, "PING failed on the setup connection");
+        freeReplyObject(r);
+        v[i] = rlk_bench_now_ns() - t;
+    }
+    rlk_bench_summarize(v, (size_t)n, out);
+    return n;
+}
+
 /* ------------------------------------------------------------ identities */
 
 static void rlk_bench_make_uuid(char out[37])
@@ -348,7 +385,12 @@ static void rlk_bench_json_common(rlk_bench_json *j, const rlk_bench_setup *s)
     if (o->workload == 1 && o->w1_lock)
         rlk_bench_json_str(j, "lease", o->watchdog ? "watchdog" : "fixed");
     rlk_bench_json_summary_us(j, "rtt_us", &s->rtt);
-    rlk_bench_json_int(j, "setup_pings", RLK_BENCH_RTT_PINGS);
+    if (s->held_pings > 0) {
+        rlk_bench_json_summary_us(j, "rtt_after_hold_us", &s->rtt_held);
+        rlk_bench_json_int(j, "after_hold_pings", s->held_pings);
+    }
+    /* Every PING the setup connection sent, both kinds. */
+    rlk_bench_json_int(j, "setup_pings", RLK_BENCH_RTT_PINGS + s->held_pings);
 }
 
 #ifdef RLK_BENCH_HAVE_ASYNC
@@ -685,6 +727,8 @@ int main(int argc, char **argv)
     }
     rlk_bench_del_keys(c, &s);
     rlk_bench_measure_rtt(c, &s.rtt);
+    if (s.o.workload == 2)
+        s.held_pings = rlk_bench_measure_rtt_after_hold(c, s.o.hold_ms, &s.rtt_held);
 #ifdef RLK_BENCH_HAVE_ASYNC
     if (s.o.workload == 3) {
         rc = rlk_bench_pending(&s.o, &s.t, c, rlk_bench_json_common_cb, &s, err, sizeof err);

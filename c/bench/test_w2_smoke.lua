@@ -85,6 +85,22 @@ local function check_events(r, ev, start)
     check(R.count_overlaps(ev) == 0, "the events overlap")
 end
 
+-- The two round trips a W2 run is read against: PINGs back to back (rtt_us) and PINGs each
+-- sent right after sleeping the hold (rtt_after_hold_us), as a release is sent; setup_pings
+-- counts both, so that the report takes them all off the run's commands.
+local function check_pings(r)
+    local hot, held = r.rtt_us, r.rtt_after_hold_us
+    check(type(hot) == "table" and hot.n == 200 and (hot.p50 or 0) > 0, "rtt_us %s",
+          R.json_encode(hot))
+    check(type(held) == "table" and (held.p50 or 0) > 0, "rtt_after_hold_us %s",
+          R.json_encode(held))
+    check(type(r.after_hold_pings) == "number" and r.after_hold_pings > 0 and
+          held.n == r.after_hold_pings, "after_hold_pings %s, rtt_after_hold_us.n %s",
+          tostring(r.after_hold_pings), tostring(held.n))
+    check(r.setup_pings == hot.n + held.n, "setup_pings %s, want %d + %d",
+          tostring(r.setup_pings), hot.n, held.n)
+end
+
 local variants = { "baseline", "baseline-procs" }
 if have_rlk then
     table.insert(variants, 1, "rlk")
@@ -107,6 +123,7 @@ for _, variant in ipairs(variants) do
         check(r.mode == (variant:match("procs$") and "processes" or "threads"), "mode %s",
               tostring(r.mode))
         check_events(r, ev, start)
+        check_pings(r)
     end)
 
     test(variant .. ": waiters blocked by a foreign holder are stuck at deadline + grace",
@@ -174,6 +191,24 @@ for _, variant in ipairs(kinds) do
         check_events(r, ev, start)
     end)
 end
+
+test("baseline: every PING the server ran is a setup PING (setup_pings)", function()
+    local base = scratch .. "/pings-baseline"
+    local function pings()
+        local info = sh("redis-cli -h 127.0.0.1 -p " .. port .. " info commandstats")
+        local calls = R.parse_commandstats(info)
+        return calls.ping or 0
+    end
+    local before = pings()
+    sh(bench_cmd("baseline", "pings-baseline", base .. ".events") .. " >" .. q(base .. ".out")
+       .. " 2>" .. q(base .. ".err") .. "; echo $? >" .. q(base .. ".rc"))
+    local after = pings()
+    local rc, r, err = collect(base)
+    check_common(rc, r, err)
+    check_pings(r)
+    check(after - before == r.setup_pings, "the server ran %d PINGs, setup_pings says %s",
+          after - before, tostring(r.setup_pings))
+end)
 
 if have_rlk then
     test("--lock semaphore is refused with --baseline and for W1 (exit 2)", function()
