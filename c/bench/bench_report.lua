@@ -460,6 +460,11 @@ function M.w2_cell(res, hold_ms)
                            res.acquisitions_all),
              rtt = r.rtt_us and r.rtt_us.p50,
              p50_rtt = per(r.handoff_other_us.p50, r.rtt_us and r.rtt_us.p50),
+             -- The same p50 read against PINGs each sent right after sleeping the hold, as
+             -- the release is sent (nil from a bench older than the field).
+             rtt_held = r.rtt_after_hold_us and r.rtt_after_hold_us.p50,
+             p50_rtt_held = per(r.handoff_other_us.p50,
+                                r.rtt_after_hold_us and r.rtt_after_hold_us.p50),
              disturbed = hold_p99 ~= nil and hold_p99 > hold_ms * 2000 + 2000 }
 end
 
@@ -748,9 +753,10 @@ local function modes_row(n, mode, variant, c, res)
     if c.recheck ~= c.overlaps then
         overlaps = overlaps .. " (events: " .. fmt(c.recheck) .. ")"
     end
-    return string.format("| %d | %s | %s | %s%s | %s | %s (%s) | %s | %s | %s | %s | %s | %s |",
+    return string.format("| %d | %s | %s | %s%s | %s | %s (%s / %s) | %s | %s | %s | %s | %s | %s |",
         n, mode, variant, fmt(c.rate, 0), c.disturbed and " (disturbed)" or "",
-        fmt(c.handoff_frac, 2), fmt(c.p50, 1), fmt(c.p50_rtt, 1), fmt(c.p99, 1),
+        fmt(c.handoff_frac, 2), fmt(c.p50, 1), fmt(c.p50_rtt, 1), fmt(c.p50_rtt_held, 1),
+        fmt(c.p99, 1),
         fmt(c.evalsha, 2), fmt(c.total, 2), fmt(c.jain, 3), overlaps, fmt(c.stuck))
 end
 
@@ -769,7 +775,8 @@ function M.table_w2_modes(picked, sizes, hold_ms)
     local out = {
         "### W2: threads of one process vs one process per contender (hold " .. hold_ms ..
             " ms, slept)", "",
-        "| contenders | mode | variant | acq/s | handoffs ÷ acq | handoff p50 µs (round trips) | " ..
+        "| contenders | mode | variant | acq/s | handoffs ÷ acq | " ..
+            "handoff p50 µs (PINGs / PINGs after a hold) | " ..
             "handoff p99 µs | EVALSHA/acq | commands/acq | Jain | overlaps | stuck |",
         "| ---: | --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |" }
     local goals = {}
@@ -803,8 +810,8 @@ function M.table_w2_wake(picked, sizes)
         "### W2 (rlk): who a handoff wakes, and where its time goes (p50 µs of each step)", "",
         "| contenders | mode | woken subscribers ÷ handoff | messages ÷ acq | release → message | " ..
             "message → thread woken | woken → claim sent | claim round trip | claim → return | " ..
-            "release round trip | release → acquired | PING |",
-        "| ---: | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |" }
+            "release round trip | release → acquired | PING | PING after a hold |",
+        "| ---: | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |" }
     for _, n in ipairs(sizes) do
         for _, mode in ipairs(MODES) do
             local res = picked[mode.key .. "/" .. n .. "/rlk"]
@@ -814,9 +821,10 @@ function M.table_w2_wake(picked, sizes)
                 for i, k in ipairs(TIMELINE) do
                     cells[i] = fmt(r[k] and r[k].p50, 1)
                 end
-                out[#out + 1] = string.format("| %d | %s | %s | %s | %s | %s |", n, mode.name,
-                    fmt(r.sub_wakeups_per_handoff, 2), fmt(r.sub_messages_per_acq, 2),
-                    table.concat(cells, " | "), fmt(r.rtt_us and r.rtt_us.p50, 1))
+                out[#out + 1] = string.format("| %d | %s | %s | %s | %s | %s | %s |", n,
+                    mode.name, fmt(r.sub_wakeups_per_handoff, 2), fmt(r.sub_messages_per_acq, 2),
+                    table.concat(cells, " | "), fmt(r.rtt_us and r.rtt_us.p50, 1),
+                    fmt(r.rtt_after_hold_us and r.rtt_after_hold_us.p50, 1))
             end
         end
     end
@@ -1122,6 +1130,13 @@ local function sizes_of(text)
     return sizes
 end
 
+-- Under the step table: the two round trips W2 is read against.
+M.PING_NOTE = "PING: p50 of 200 PINGs sent back to back on the setup connection before the run "
+    .. "(the round trip the goal rows count in). PING after a hold: p50 of PINGs each sent right "
+    .. "after sleeping the hold (--hold-ms), as a W2 release is sent: a client that slept, to a "
+    .. "server that was idle; no release round trip can be shorter. Handoff p50 (PINGs / PINGs "
+    .. "after a hold) divides by each."
+
 local NOTE = "commands/…: every command the server ran per acquisition (those inside scripts "
     .. "included; INFO, SCRIPT, CONFIG, CLIENT and the setup's DELs excluded), divided by every "
     .. "acquisition made (W2: the lines of --events-out, after-deadline drain included); "
@@ -1183,6 +1198,8 @@ function M.report(dir, opts, out, warn)
     local wake = M.table_w2_wake(picked, sizes_of(opts.w2))
     if #wake > 4 then
         out(table.concat(wake, "\n"))
+        out("")
+        out(M.PING_NOTE)
         out("")
     end
     local by_command = M.table_w2_commands(picked, sizes_of(opts.w2))

@@ -260,23 +260,31 @@ test("report: threads and processes side by side, EVALSHA and round trips, fair 
      function()
     local dir = scratch .. "/modes"
     local o = { acq = 1000, acq_per_s = 500, handoffs = 475, p50 = 60, p99 = 300, jain = 0.995 }
-    local json = w2_json(o):gsub('}$', ',"rtt_us":' .. summary(20, 40) .. ',"setup_pings":200}')
-    local function stats(evalsha, inner)
-        return stats_text(evalsha, 0, inner) .. "cmdstat_ping:calls=200,usec=1\r\n"
+    -- rlk's runs: 200 PINGs back to back and 100 after a hold (setup_pings counts both); the
+    -- fair lock's an older bench's JSON, without the PINGs after a hold.
+    local json = w2_json(o):gsub('}$', ',"rtt_us":' .. summary(20, 40) .. ',"rtt_after_hold_us":'
+                                 .. summary(40, 90) .. ',"after_hold_pings":100,"setup_pings":300}')
+    local old_json = w2_json(o):gsub('}$', ',"rtt_us":' .. summary(20, 40) .. ',"setup_pings":200}')
+    local function stats(evalsha, inner, pings)
+        return stats_text(evalsha, 0, inner) .. "cmdstat_ping:calls=" .. pings .. ",usec=1\r\n"
     end
     fixture(dir, {
         { workload = "w2", clients = 8, variant = "rlk", out = json,
-          after = stats(3000, 12000), events = events_text(1000) },
+          after = stats(3000, 12000, 300), events = events_text(1000) },
         { workload = "w2p", clients = 8, variant = "rlk", out = json,
-          after = stats(2900, 14000), events = events_text(1000) },
-        { workload = "w2p", clients = 8, variant = "fair", out = json,
-          after = stats(3500, 28000), events = events_text(1000) },
+          after = stats(2900, 14000, 300), events = events_text(1000) },
+        { workload = "w2p", clients = 8, variant = "fair", out = old_json,
+          after = stats(3500, 28000, 200), events = events_text(1000) },
     })
     local rc, text = report(dir, { w1 = "", w2 = "8", hold_ms = "1" })
     eq(rc, 0, "exit")
-    has(text, "| 8 | threads | rlk | 500 | 0.95 | 60.0 (3.0) | 300.0 | 3.00 | 15.00 | 0.995 | 0 | 0 |",
-        "threads row (the setup's PINGs taken off)")
-    has(text, "| 8 | processes | rlk | 500 | 0.95 | 60.0 (3.0) | 300.0 | 2.90 | 16.90 |", "processes")
+    has(text, "| handoff p50 µs (PINGs / PINGs after a hold) |", "the column names both PINGs")
+    has(text, "| 8 | threads | rlk | 500 | 0.95 | 60.0 (3.0 / 1.5) | 300.0 | 3.00 | 15.00 | " ..
+              "0.995 | 0 | 0 |", "threads row (every setup PING taken off, both kinds)")
+    has(text, "| 8 | processes | rlk | 500 | 0.95 | 60.0 (3.0 / 1.5) | 300.0 | 2.90 | 16.90 |",
+        "processes")
+    has(text, "| 8 | processes | fair | 500 | 0.95 | 60.0 (3.0 / n/a) | 300.0 | 3.50 | 31.50 |",
+        "an older JSON without the PINGs after a hold: n/a")
     has(text, "| W2 processes at 8: EVALSHA/acq | ≤ 3 | 2.90 | met |", "EVALSHA goal")
     has(text, "| W2 processes at 8: commands/acq | ≤ 20 | 16.90 | met |", "commands goal")
     has(text, "| W2 processes at 8: handoff p50 in round trips | ≤ 3 | 3.0 | met |", "rtt goal")
@@ -310,6 +318,42 @@ test("report: every kind's handoffs beside the reentrant lock's", function()
     has(text, "| 8 | processes | rwlock-write | 500 | 1.00 |", "its row in the modes table")
     has(text, "| 8 | processes | 16.00 | EVALSHA 3.00 | HINCRBY 13.00 |",
         "the reentrant lock's commands per acquisition, by command")
+end)
+
+test("report: the steps of a handoff beside both PINGs, n/a for an older JSON", function()
+    local dir = scratch .. "/steps"
+    local o = { acq = 1000, acq_per_s = 500, handoffs = 500, p50 = 200, p99 = 600, jain = 1 }
+    local steps = ',"sub_wakeups_per_handoff":1.01,"sub_messages_per_acq":1.02' ..
+        ',"release_to_message_us":' .. summary(70, 140) .. ',"message_to_woken_us":' ..
+        summary(9, 20) .. ',"woken_to_claim_sent_us":' .. summary(2, 4) .. ',"claim_rtt_us":' ..
+        summary(55, 90) .. ',"claim_to_return_us":' .. summary(6, 9) .. ',"release_rtt_us":' ..
+        summary(100, 180) .. ',"handoff_us":' .. summary(140, 300) .. ',"rtt_us":' ..
+        summary(45, 60) .. ',"setup_pings":'
+    local new = w2_json(o):gsub('}$', steps .. '300,"rtt_after_hold_us":' .. summary(95, 130) ..
+                                ',"after_hold_pings":100}')
+    local old = w2_json(o):gsub('}$', steps .. '200}')
+    fixture(dir, {
+        { workload = "w2", clients = 8, variant = "rlk", out = new,
+          after = stats_text(3000, 0, 13000) .. "cmdstat_ping:calls=300,usec=1\r\n",
+          events = events_text(1000) },
+        { workload = "w2p", clients = 8, variant = "rlk", out = old,
+          after = stats_text(3000, 0, 13000) .. "cmdstat_ping:calls=200,usec=1\r\n",
+          events = events_text(1000) },
+    })
+    local rc, text = report(dir, { w1 = "", w2 = "8", hold_ms = "1" })
+    eq(rc, 0, "exit")
+    has(text, "| release round trip | release → acquired | PING | PING after a hold |",
+        "the step table's columns")
+    has(text, "| 8 | threads | 1.01 | 1.02 | 70.0 | 9.0 | 2.0 | 55.0 | 6.0 | 100.0 | 140.0 | " ..
+              "45.0 | 95.0 |", "the step row with both PINGs")
+    has(text, "| 8 | processes | 1.01 | 1.02 | 70.0 | 9.0 | 2.0 | 55.0 | 6.0 | 100.0 | 140.0 | " ..
+              "45.0 | n/a |", "an older JSON: n/a")
+    has(text, "PING after a hold: p50 of PINGs each sent right after sleeping the hold",
+        "the line under the step table says what each PING is")
+    has(text, "| 8 | threads | rlk | 500 | 1.00 | 200.0 (4.4 / 2.1) |", "the modes row")
+    has(text, "| 8 | processes | rlk | 500 | 1.00 | 200.0 (4.4 / n/a) |", "the older row")
+    has(text, "| 8 | threads | 16.00 | EVALSHA 3.00 | HINCRBY 13.00 |",
+        "commands per acquisition: the PINGs after a hold taken off")
 end)
 
 test("report: no kinds table without another kind", function()
