@@ -15,9 +15,11 @@
 #include <poll.h>
 #include <pthread.h>
 #include <stdatomic.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <unistd.h>
 
 #include <hiredis/hiredis.h>
@@ -29,7 +31,6 @@
 #include "rlk.h"
 #include "client/clock.h"
 #include "client/ref.h"
-#include "client/sigpipe.h"
 #include "client/tls.h"
 #include "client/url.h"
 
@@ -235,6 +236,94 @@ int rlk_tls_live_conns(rlk_tls *t)
     return atomic_load(&t->live);
 }
 
+/* ---------------------------------------------------------------- the write BIO */
+
+/* The socket's writes, as OpenSSL's socket BIO makes them but with send(2)
+ * and MSG_NOSIGNAL: a write to a connection the peer has closed fails with
+ * EPIPE and raises no SIGPIPE, so a request over TLS needs no signal mask
+ * around it (two pthread_sigmask calls a request), as a plain connection's
+ * (transport.c). Reads keep OpenSSL's socket BIO (its end-of-file rules). */
+static BIO_METHOD *rlk_tls_wbio_method;
+static pthread_once_t rlk_tls_wbio_once = PTHREAD_ONCE_INIT;
+
+static int rlk_tls_wbio_write(BIO *b, const char *buf, int len)
+{
+    int fd = (int)(intptr_t)BIO_get_data(b);
+    ssize_t n;
+
+    BIO_clear_retry_flags(b);
+    errno = 0;
+    n = send(fd, buf, (size_t)len, MSG_NOSIGNAL);
+    if (n <= 0 && BIO_sock_should_retry((int)n))
+        BIO_set_retry_write(b);
+    return (int)n;
+}
+
+static long rlk_tls_wbio_ctrl(BIO *b, int cmd, long num, void *ptr)
+{
+    (void)num;
+    switch (cmd) {
+    case BIO_CTRL_FLUSH:        /* nothing buffered */
+    case BIO_CTRL_DUP:
+        return 1;
+    case BIO_C_GET_FD:
+        if (ptr)
+            *(int *)ptr = (int)(intptr_t)BIO_get_data(b);
+        return (long)(intptr_t)BIO_get_data(b);
+    default:
+        return 0;
+    }
+}
+
+static int rlk_tls_wbio_create(BIO *b)
+{
+    BIO_set_init(b, 1);
+    return 1;
+}
+
+static int rlk_tls_wbio_destroy(BIO *b)
+{
+    BIO_set_data(b, NULL);      /* the socket is the transport's to close */
+    return 1;
+}
+
+static void rlk_tls_wbio_init(void)
+{
+    BIO_METHOD *m = BIO_meth_new(BIO_get_new_index() | BIO_TYPE_SOURCE_SINK | BIO_TYPE_DESCRIPTOR,
+                                 "rlk socket write");
+
+    if (m && (BIO_meth_set_write(m, rlk_tls_wbio_write) != 1 ||
+              BIO_meth_set_ctrl(m, rlk_tls_wbio_ctrl) != 1 ||
+              BIO_meth_set_create(m, rlk_tls_wbio_create) != 1 ||
+              BIO_meth_set_destroy(m, rlk_tls_wbio_destroy) != 1)) {
+        BIO_meth_free(m);
+        m = NULL;
+    }
+    ERR_clear_error();
+    rlk_tls_wbio_method = m;
+}
+
+/* Gives ssl the socket fd: OpenSSL's socket BIO to read it, rlk's to write
+ * it. 1, or 0 (out of memory; ssl keeps nothing). */
+static int rlk_tls_set_fd(SSL *ssl, int fd)
+{
+    BIO *rbio, *wbio;
+
+    pthread_once(&rlk_tls_wbio_once, rlk_tls_wbio_init);
+    if (!rlk_tls_wbio_method)
+        return 0;
+    rbio = BIO_new_socket(fd, BIO_NOCLOSE);
+    wbio = BIO_new(rlk_tls_wbio_method);
+    if (!rbio || !wbio) {
+        BIO_free(rbio);
+        BIO_free(wbio);
+        return 0;
+    }
+    BIO_set_data(wbio, (void *)(intptr_t)fd);
+    SSL_set_bio(ssl, rbio, wbio);   /* ssl owns both now */
+    return 1;
+}
+
 /* ---------------------------------------------------------------- dialling */
 
 /* Waits for events on fd until the deadline: 1 ready, 0 timed out. */
@@ -386,7 +475,7 @@ int rlk_tls_handshake(rlk_tls *t, int tcp, const char *host, int port, long long
     if (fcntl(tcp, F_SETFD, FD_CLOEXEC) != 0 || rlk_tls_nonblock(tcp, 1) != 0)
         return snprintf(err, errlen, "TLS: cannot set up the connection: %s", strerror(errno)),
                RLK_ERR_IO;
-    if (!(ssl = SSL_new(t->ctx)) || SSL_set_fd(ssl, tcp) != 1) {
+    if (!(ssl = SSL_new(t->ctx)) || !rlk_tls_set_fd(ssl, tcp)) {
         ERR_clear_error();
         SSL_free(ssl);
         snprintf(err, errlen, "out of memory");
@@ -575,14 +664,10 @@ void rlk_tls_conn_close(rlk_tls_conn *conn, int clean)
         redisReaderSetPrivdata(conn->owner->reader, NULL);
     if (clean) {
         /* close_notify, not waited for: on a non-blocking socket it never
-         * waits for a server that does not read; MSG_NOSIGNAL is not
-         * OpenSSL's, so SIGPIPE is held back around it. */
-        rlk_sigpipe_guard g;
-
+         * waits for a server that does not read (and the write BIO's send
+         * raises no SIGPIPE). */
         (void)rlk_tls_nonblock(conn->fd, 1);
-        rlk_sigpipe_enter(&g);
         (void)SSL_shutdown(conn->ssl);
-        rlk_sigpipe_leave(&g, 1);
     }
     ERR_clear_error();
     SSL_free(conn->ssl);

@@ -65,7 +65,8 @@ static void rlk_transport_error(redisContext *ctx, int type, const char *msg)
 
 int rlk_transport_signals(const redisContext *ctx)
 {
-    return rlk_tls_conn_of(ctx) != NULL;
+    (void)ctx;      /* plain: send(MSG_NOSIGNAL); TLS: tls.c's write BIO, the same */
+    return 0;
 }
 
 int rlk_transport_write(redisContext *ctx, int *done)
@@ -78,8 +79,9 @@ int rlk_transport_write(redisContext *ctx, int *done)
     len = ctx->obuf ? sdslen(ctx->obuf) : 0;
     if (len > 0) {
         char why[128] = "";
-        /* A plain socket's write never raises SIGPIPE (MSG_NOSIGNAL; hiredis's write(2) would):
-         * a request on it needs no signal mask (client/conn.c). */
+        /* Neither write raises SIGPIPE (MSG_NOSIGNAL, where hiredis's write(2) would; a TLS
+         * session sends with it too, tls.c's write BIO): a request needs no signal mask
+         * (client/conn.c). */
         ssize_t n = conn ? rlk_tls_conn_write(conn, ctx->obuf, len > INT_MAX ? INT_MAX : (int)len,
                                               why, sizeof why)
                          : send(ctx->fd, ctx->obuf, len, MSG_NOSIGNAL);

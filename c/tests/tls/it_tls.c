@@ -1000,6 +1000,71 @@ static void test_no_thread(void)
     rlk_fx_stop(&s);
 }
 
+/* A request's write on a TLS connection that can no longer send fails with EPIPE and raises no
+ * SIGPIPE, with no signal mask around it: the session writes with send(MSG_NOSIGNAL), as a plain
+ * connection does (unit/test_sigpipe.c), so a blocking request over TLS costs no pthread_sigmask
+ * calls (rlk_transport_signals says 0). With OpenSSL's own socket BIO (write(2)) the handler
+ * below counts one SIGPIPE; unhandled, it would end the program. */
+static volatile sig_atomic_t sigpipes;
+
+static void count_sigpipe(int sig)
+{
+    (void)sig;
+    sigpipes++;
+}
+
+static void test_write_raises_no_sigpipe(void)
+{
+    rlk_fx_server s;
+    rlk_tls_config cfg;
+    rlk_tls *own;
+    rlk_tls_conn *conn = NULL;
+    redisContext *ctx;
+    redisReply *rep;
+    struct sigaction sa, old;
+    sigset_t cur, pending;
+    char err[256];
+    int fd = -1, rc;
+
+    REQUIRE(start_tls(&s, NULL, 0) == 0);
+    memset(&cfg, 0, sizeof cfg);
+    cfg.cacert = tls_file("ca.crt");
+    REQUIRE(rlk_tls_new(&cfg, &own, err, sizeof err) == RLK_OK);
+    REQUIRE(rlk_tls_dial(own, "127.0.0.1", s.port, rlk_clock_now_ns() + 5000 * RLK_NS_PER_MS,
+                         &conn, &fd, err, sizeof err) == RLK_OK ||
+            (fprintf(stderr, "    dial: %s\n", err), 0));
+    REQUIRE((ctx = redisConnectFd(fd)) != NULL && !ctx->err);
+    rlk_tls_conn_bind(conn, ctx);
+    rep = rlk_transport_command(ctx, "PING");   /* the session works */
+    CHECKF(rep && rep->type == REDIS_REPLY_STATUS && strcmp(rep->str, "PONG") == 0,
+           "PING over the session: %s", rep ? "unexpected reply" : ctx->errstr);
+    if (rep)
+        freeReplyObject(rep);
+    CHECK(!rlk_transport_signals(ctx));
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = count_sigpipe;
+    sigemptyset(&sa.sa_mask);
+    REQUIRE(sigaction(SIGPIPE, &sa, &old) == 0);
+    pthread_sigmask(SIG_BLOCK, NULL, &cur);
+    CHECK(!sigismember(&cur, SIGPIPE));
+    sigpipes = 0;
+    /* This end can no longer send: the next write(2) on the socket is EPIPE. */
+    REQUIRE(shutdown(fd, SHUT_WR) == 0);
+    REQUIRE(redisAppendCommand(ctx, "PING") == REDIS_OK);
+    rc = rlk_transport_flush(ctx);
+    CHECK(rc == REDIS_ERR && ctx->err == REDIS_ERR_IO);
+    CHECK_STR_CONTAINS(ctx->errstr, "Broken pipe");
+    CHECKF(sigpipes == 0, "%d SIGPIPE raised by a write on a TLS connection", (int)sigpipes);
+    sigpending(&pending);
+    CHECK(!sigismember(&pending, SIGPIPE));
+    rlk_transport_free(ctx);    /* not clean (ctx->err): no close_notify; closes fd */
+    CHECKF(sigpipes == 0, "%d SIGPIPE raised by the close", (int)sigpipes);
+    sigaction(SIGPIPE, &old, NULL);
+    rlk_tls_free(own);
+    check_err_queue("sigpipe");
+    rlk_fx_stop(&s);
+}
+
 /* The demo (several processes, pub/sub waits, the watchdog) over rediss://. */
 static void test_demo(void)
 {
@@ -1058,6 +1123,7 @@ int main(int argc, char **argv)
         RUN_TEST(test_cut_mid_reply);
         RUN_TEST(test_kill_and_restart);
         RUN_TEST(test_no_thread);
+        RUN_TEST(test_write_raises_no_sigpipe);
         RUN_TEST(test_demo);
     }
     return check_summary(argv[1][0] == 'e' ? "it_tls errors" : "it_tls faults");

@@ -51,7 +51,7 @@ static void write_to_closed_socket_is_harmless(void)
 /* A request's write on a plain connection whose peer closed fails with EPIPE and raises no
  * SIGPIPE, with no guard around it (the default disposition would end this program): rlk sends
  * with MSG_NOSIGNAL where hiredis writes with write(2), so the blocking requests on plain TCP and
- * unix sockets need no signal mask. A TLS connection may still raise one (OpenSSL writes). */
+ * unix sockets need no signal mask. A TLS session's writes send with it too (tls/it_tls.c). */
 static void plain_write_needs_no_guard(void)
 {
     redisContext *ctx;
