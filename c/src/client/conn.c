@@ -253,7 +253,6 @@ static int rlk_conn_command_hooked(rlk_client *c, redisContext *ctx, const char 
                                    redisReply **reply, int *written, rlk_write_hook *hook,
                                    rlk_conn_tail *tail)
 {
-    rlk_sigpipe_guard g;
     void *r = NULL;
     int rc;
 
@@ -264,9 +263,7 @@ static int rlk_conn_command_hooked(rlk_client *c, redisContext *ctx, const char 
         (tail && rlk_conn_append_argv(ctx, tail->argc, tail->argv, tail->lens) != REDIS_OK))
         return rlk_set_ctx_error(c, ctx, what);
     rlk_tl_round_trips++;
-    g.active = 0;
-    if (rlk_transport_signals(ctx))     /* a plain socket's writes cannot raise one */
-        rlk_sigpipe_enter(&g);
+    /* No SIGPIPE mask: every write sends with MSG_NOSIGNAL (transport.c; TLS: tls.c's write BIO). */
     rc = rlk_transport_flush(ctx) == REDIS_OK ? RLK_OK : rlk_set_ctx_error(c, ctx, what);
     if (rc == RLK_OK && written)
         *written = 1;
@@ -284,7 +281,6 @@ static int rlk_conn_command_hooked(rlk_client *c, redisContext *ctx, const char 
         if (rlk_transport_get_reply(ctx, &r) == REDIS_OK)
             tail->reply = r;
     }
-    rlk_sigpipe_leave(&g, rc != RLK_OK || (tail && !tail->reply));
     return rc;
 }
 

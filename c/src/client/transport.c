@@ -63,12 +63,6 @@ static void rlk_transport_error(redisContext *ctx, int type, const char *msg)
     errno = saved;
 }
 
-int rlk_transport_signals(const redisContext *ctx)
-{
-    (void)ctx;      /* plain: send(MSG_NOSIGNAL); TLS: tls.c's write BIO, the same */
-    return 0;
-}
-
 int rlk_transport_write(redisContext *ctx, int *done)
 {
     rlk_tls_conn *conn = rlk_tls_conn_of(ctx);

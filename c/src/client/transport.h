@@ -51,10 +51,6 @@ int rlk_transport_dial_nonblock(const rlk_client *c, redisContext **out);
  * takes on a non-blocking context); *done (may be NULL) is 1 once it is
  * empty. REDIS_OK or REDIS_ERR (ctx->err set). */
 int rlk_transport_write(redisContext *ctx, int *done);
-/* 1 when a write on ctx (rlk_transport_write) may raise SIGPIPE: never now. A plain TCP or unix
- * connection's writes send with MSG_NOSIGNAL, and so does a TLS session's (tls.c's write BIO):
- * a request needs no signal mask around it. */
-int rlk_transport_signals(const redisContext *ctx);
 /* rlk_transport_write until ctx->obuf is empty (a blocking context), errno
  * cleared before each write. REDIS_OK or REDIS_ERR (ctx->err set). */
 int rlk_transport_flush(redisContext *ctx);
