@@ -162,6 +162,25 @@ static void url_of(const rlk_fx_server *s, const char *scheme, char *buf, size_t
     snprintf(buf, len, "%s://127.0.0.1:%d", scheme, s->port);
 }
 
+/* tls.c directly: a context of its own that trusts the test CA (*own) and one session to s
+ * (*conn on socket *fd). 0, or -1 with the reason on stderr. */
+static int dial_own(const rlk_fx_server *s, rlk_tls **own, rlk_tls_conn **conn, int *fd)
+{
+    rlk_tls_config cfg;
+    char err[256];
+
+    memset(&cfg, 0, sizeof cfg);
+    cfg.cacert = tls_file("ca.crt");
+    *own = NULL;
+    if (rlk_tls_new(&cfg, own, err, sizeof err) != RLK_OK ||
+        rlk_tls_dial(*own, "127.0.0.1", s->port, rlk_clock_now_ns() + 5000 * RLK_NS_PER_MS,
+                     conn, fd, err, sizeof err) != RLK_OK) {
+        fprintf(stderr, "    dial: %s\n", err);
+        return -1;
+    }
+    return 0;
+}
+
 /* ---------------------------------------------------------------- errors */
 
 static void test_good_and_peer(void)
@@ -940,7 +959,6 @@ static void test_no_thread(void)
     rlk_client *c;
     char url[128];
     tls_opts t = {.cacert = tls_file("ca.crt")};
-    rlk_tls_config cfg;
     rlk_tls *own;
     rlk_tls_conn *conn = NULL;
     redisContext *extra[3] = {NULL, NULL, NULL};
@@ -979,12 +997,7 @@ static void test_no_thread(void)
 
     /* tls.c directly: a session counts until it is closed, and the context
      * it was made with lives until every connection made with it is closed. */
-    memset(&cfg, 0, sizeof cfg);
-    cfg.cacert = tls_file("ca.crt");
-    REQUIRE(rlk_tls_new(&cfg, &own, err, sizeof err) == RLK_OK);
-    REQUIRE(rlk_tls_dial(own, "127.0.0.1", s.port, rlk_clock_now_ns() + 5000 * RLK_NS_PER_MS,
-                         &conn, &fd, err, sizeof err) == RLK_OK ||
-            (fprintf(stderr, "    dial: %s\n", err), 0));
+    REQUIRE(dial_own(&s, &own, &conn, &fd) == 0);
     CHECK_INT_EQ(rlk_tls_live_conns(own), 1);
     CHECK(rlk_tls_conn_write(conn, "PING\r\n", 6, err, sizeof err) == 6);
     {
@@ -1016,23 +1029,16 @@ static void count_sigpipe(int sig)
 static void test_write_raises_no_sigpipe(void)
 {
     rlk_fx_server s;
-    rlk_tls_config cfg;
     rlk_tls *own;
     rlk_tls_conn *conn = NULL;
     redisContext *ctx;
     redisReply *rep;
     struct sigaction sa, old;
     sigset_t cur, pending;
-    char err[256];
     int fd = -1, rc;
 
     REQUIRE(start_tls(&s, NULL, 0) == 0);
-    memset(&cfg, 0, sizeof cfg);
-    cfg.cacert = tls_file("ca.crt");
-    REQUIRE(rlk_tls_new(&cfg, &own, err, sizeof err) == RLK_OK);
-    REQUIRE(rlk_tls_dial(own, "127.0.0.1", s.port, rlk_clock_now_ns() + 5000 * RLK_NS_PER_MS,
-                         &conn, &fd, err, sizeof err) == RLK_OK ||
-            (fprintf(stderr, "    dial: %s\n", err), 0));
+    REQUIRE(dial_own(&s, &own, &conn, &fd) == 0);
     REQUIRE((ctx = redisConnectFd(fd)) != NULL && !ctx->err);
     rlk_tls_conn_bind(conn, ctx);
     rep = rlk_transport_command(ctx, "PING");   /* the session works */
