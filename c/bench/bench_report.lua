@@ -458,11 +458,9 @@ function M.w2_cell(res, hold_ms)
              stuck = r.stuck_at_deadline,
              evalsha = per(res.server_calls and res.server_calls.evalsha or nil,
                            res.acquisitions_all),
-             rtt = r.rtt_us and r.rtt_us.p50,
              p50_rtt = per(r.handoff_other_us.p50, r.rtt_us and r.rtt_us.p50),
              -- The same p50 read against PINGs each sent right after sleeping the hold, as
              -- the release is sent (nil from a bench older than the field).
-             rtt_held = r.rtt_after_hold_us and r.rtt_after_hold_us.p50,
              p50_rtt_held = per(r.handoff_other_us.p50,
                                 r.rtt_after_hold_us and r.rtt_after_hold_us.p50),
              disturbed = hold_p99 ~= nil and hold_p99 > hold_ms * 2000 + 2000 }

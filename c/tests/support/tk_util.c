@@ -218,7 +218,6 @@ void tk_on_lost_kind(int kind, const char *name, const char *owner, int reason, 
     tk_lost_rec *g = ud;
 
     pthread_mutex_lock(&g->mu);
-    g->count++;
     g->kind = kind;
     g->reason = reason;
     g->at_ns = rlk_fx_now_ns();

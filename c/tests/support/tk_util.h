@@ -99,11 +99,10 @@ int tk_latch_get(tk_latch *l);
 /* ---------------------------------------------------------------- lost reports */
 
 /* What a lost callback reported last (rlk_set_lost_callback / _kind with tk_on_lost /
- * tk_on_lost_kind and a tk_lost_rec as its argument): fired and count count the reports. */
+ * tk_on_lost_kind and a tk_lost_rec as its argument): fired counts the reports (tk_latch_get). */
 typedef struct tk_lost_rec {
     pthread_mutex_t mu;
     tk_latch fired;
-    int count;
     int kind, reason;           /* kind -1: reported by tk_on_lost */
     int plain_count;            /* calls of the plain callback beside the kind's (tk_lost_install) */
     long long at_ns;            /* rlk_fx_now_ns() at the report */
