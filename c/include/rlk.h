@@ -436,6 +436,8 @@ typedef struct rlk_metrics {
     unsigned long long fence_writes[RLK_FENCE_RESULTS]; /* (r) fenced writes: accepted, refused */
     unsigned long long delay_refusals;      /* lock acquire attempts refused by a lock-delay
                                                (rlk_lock_set_delay: free, in its delay) */
+    unsigned long long held_grants;         /* lock acquisitions on a held grant: the release
+                                               wrote the lock in the waiter's name, no claim */
     /* Gauges, at the time of the snapshot. */
     long long locks_held;                   /* holds in the client's registry */
     long long watchdog_entries;             /* ... of which renewed by the watchdog */

@@ -151,11 +151,14 @@ static void rlk_a_wait_msg(rlk_async *ac, const char *channel, const char *msg, 
                            void *arg)
 {
     rlk_a_wait *w = arg;
+    int grant;
 
     (void)ac;
-    if (msg && w->grants && strcmp(channel, w->grants) == 0 &&
-        !rlk_sub_grants(w->rule, msg, len, w->ticket))
-        return;     /* another waiter's grant */
+    if (msg && w->grants && strcmp(channel, w->grants) == 0) {
+        if (!(grant = rlk_sub_grants(w->rule, msg, len, w->ticket)))
+            return;     /* another waiter's grant */
+        w->held |= grant == RLK_SUB_MSG_HELD;
+    }
     rlk_a_wait_poke(w);
 }
 

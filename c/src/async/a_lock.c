@@ -97,7 +97,7 @@ static int alk_send(rlk_a_lockreq *a, const char *script, const char *argnames,
                            .secret = rlk_async_uuid(a->h.ac)};
 
     a->w.call = rlk_a_kind_callo(a->h.ac, &(rlk_proto_call){script, argnames},
-                                cw == ALK_CANCEL ? NULL : a->k->opt_keys, a->name, &v,
+                                cw == ALK_CANCEL ? a->k->cancel_keys : a->k->opt_keys, a->name, &v,
                                 a->values, alk_reply, a);
     a->cw = cw;
     return a->w.call ? 0 : -1;
@@ -200,6 +200,8 @@ static void alk_machine(rlk_a_lockreq *a, const rlk_a_hold *h)
     alk_known(a, h);
 }
 
+static void alk_act(rlk_a_lockreq *a, rlk_acq_act *x);
+
 /* One attempt: the row's acquire with the ticket (queued: -ticket). */
 static void alk_attempt(void *arg)
 {
@@ -209,6 +211,20 @@ static void alk_attempt(void *arg)
     rlk_ae_timer_del(a->w.retry);
     a->w.retry = NULL;
     alk_known(a, h);
+    if (a->w.held) {
+        /* A held grant: the lock is the owner's since the release, which came after the last
+         * attempt (its send, m.start_ms): its lease counts from it. */
+        rlk_acq_act x;
+
+        a->w.held = 0;
+        rlk_acq_held(&a->m, a->m.start_ms, &x);
+        alk_act(a, &x);
+        return;
+    }
+    /* Its first attempt with a wake ticket takes the row that takes held grants, and keeps it
+     * (its give-up, the hold's release; the same names: its keys stay) */
+    if (a->w.ticket && a->k->held_grants && rlk_names_ticket_wakes(a->w.ticket))
+        a->k = a->m.row = a->k->held_grants;
     a->m.start_ms = rlk_ae_now_ms();    /* the lease's start, if it takes the lock */
     a->m.ticket = a->w.ticket;
     if (alk_send(a, a->k->acquire, a->k->acquire_args, a->lease_ms,
@@ -355,8 +371,6 @@ static void alk_released(rlk_a_lockreq *a, int rc, int outcome, long long left, 
         rlk_ae_complete(a->h.r, rc, left > 0 ? left : outcome == RLK_REL_STILL_HELD, NULL,
                         rc == RLK_OK ? NULL : "%s", msg);
 }
-
-static void alk_act(rlk_a_lockreq *a, rlk_acq_act *x);
 
 /* Gives back, one release of the row's at a time (give_row: the kind's, or a doubted read's),
  * the holds a settled lost reply or a doubt found beyond the caller's (as the blocking API's
@@ -656,7 +670,7 @@ rlk_async_req *rlk_a_lock_release(rlk_async *ac, const rlk_proto *k, const char 
      * election's resign), never one with values for one without or back. */
     h = rlk_a_hold_find(ac, k->hold, name, a->owner);
     if (h && h->row && rlk_proto_releases(h->row, a->k))
-        alk_bind(a, h->row);
+        alk_bind(a, rlk_lock_release_row(h->row, rlk_ae_counters(ac)));
     alk_release(a);
     return a->h.r;
 }

@@ -117,5 +117,7 @@ int rlk_sub_grants(const rlk_sub_rule *rule, const char *payload, size_t len, lo
 {
     long long head, next;
 
-    return rlk_sub_meaning(rule, payload, len, &head, &next) == RLK_SUB_MSG_GRANT && head == ticket;
+    int kind = rlk_sub_meaning(rule, payload, len, &head, &next);
+
+    return (kind == RLK_SUB_MSG_GRANT || kind == RLK_SUB_MSG_HELD) && head == ticket ? kind : 0;
 }

@@ -22,14 +22,16 @@
 enum rlk_sub_meaning {
     RLK_SUB_MSG_ONE = 0,    /* wake one waiter: a permit (none when a grant just covered it) */
     RLK_SUB_MSG_ALL = 1,    /* wake every waiter of the channel */
-    RLK_SUB_MSG_GRANT = 2   /* a handoff: wakes the ticket waiter head, and next after its
+    RLK_SUB_MSG_GRANT = 2,  /* a handoff: wakes the ticket waiter head, and next after its
                                claim window; the "0" that follows adds no permit */
+    RLK_SUB_MSG_HELD = 3    /* a held handoff: the lock was written in the name of the ticket
+                               waiter head, who holds it on this message; no "0" follows */
 };
 
 /* A kind's rule for its channels' messages. */
 typedef struct rlk_sub_rule {
     /* The meaning of payload (len bytes; NULL: not a string); with
-     * RLK_SUB_MSG_GRANT, the head and next tickets it names. Called on the
+     * RLK_SUB_MSG_GRANT, the head and next tickets it names (RLK_SUB_MSG_HELD: head). Called on the
      * subscriber thread with its lock held: no I/O, no waiting. */
     int (*meaning)(const char *payload, size_t len, long long *head, long long *next);
 } rlk_sub_rule;
@@ -40,8 +42,9 @@ extern const rlk_sub_rule rlk_sub_rule_plain;
  * decimal number of 8 to 16 digits in *x (RLK_SUB_MSG_GRANT), or RLK_SUB_MSG_ALL when it is not one
  * (the grant messages of the ticket queues: lib/hand_over.lua, lib/sem_grant.lua). */
 int rlk_sub_grant_number(const char *payload, size_t len, unsigned long long *x);
-/* 1 when payload, read by rule, is a grant whose head is ticket (a driver
- * that filters its own wake channel's messages: async/a_lock.c, a_semq.c). */
+/* RLK_SUB_MSG_GRANT or RLK_SUB_MSG_HELD when payload, read by rule, is a grant whose head is
+ * ticket, else 0 (a driver that filters its own wake channel's messages: async/a_lock.c,
+ * a_semq.c). */
 int rlk_sub_grants(const rlk_sub_rule *rule, const char *payload, size_t len, long long ticket);
 
 /* What one reply on a pub/sub connection is. */

@@ -82,6 +82,7 @@ int rlk_acq_cancel(const rlk_acq *q, rlk_acq_act *a)
     memset(a, 0, sizeof *a);
     a->call = q->queued ? q->row->cancel : NULL;
     a->args = q->row->cancel_args;
+    a->keys = q->row->cancel_keys;
     /* A fair waiter's keep-alive drops it within a third of its thread wait otherwise; others
      * are skipped when their reservation's claim window runs out. */
     a->ttl = q->row->wait == RLK_PROTO_WAIT_FAIR ? 300 : RLK_FAM_CANCEL_NS / 1000000;
@@ -161,6 +162,15 @@ int rlk_acq_reply(rlk_acq *q, int rc, const char *errstr, const redisReply *r, l
         return rlk_acq_end(a, RLK_ERR_PROTOCOL, "%s %s: %s replied type %d", q->row->what,
                            q->name, q->row->acquire, r->type);
     }
+}
+
+int rlk_acq_held(rlk_acq *q, long long sent_ms, rlk_acq_act *a)
+{
+    memset(a, 0, sizeof *a);
+    q->start_ms = sent_ms;
+    q->queued = 0;      /* the release took its ticket out of the queue */
+    RLK_ACQ_COUNT(q, held_grants);
+    return rlk_acq_is(a, RLK_ACQ_RECORD);
 }
 
 int rlk_acq_doubt_kind(const rlk_acq *q, const char *errstr, long long reads)

@@ -54,6 +54,7 @@ typedef struct rlk_acq_act {
                                (rlk_acq_doubt_kind; never for a given id) */
     const char *call;       /* READ: the script, and its ARGV names (a permit-expirable */
     const char *args;       /* semaphore's: the first permit id); rlk_acq_cancel's */
+    const char *keys;       /* rlk_acq_cancel's optional KEYS (NULL: none) */
     char field[RLK_OWNER_MAX + 8];  /* READ: the holder's count field */
     char msg[RLK_ACQ_MSG];  /* END */
 } rlk_acq_act;
@@ -121,6 +122,11 @@ int rlk_acq_doubt_kind(const rlk_acq *q, const char *errstr, long long reads);
 /* 1 when recording the acquisition adds one to the count the client keeps of the hold (a
  * one-hold row's hold counts once, whatever re-took it). */
 int rlk_acq_adds(const rlk_acq *q, long long count);
+
+/* A held grant read (its message: the release wrote the lock in the owner's name, after the
+ * last acquire the waiter sent, at sent_ms, from which its lease counts): RECORD, nothing sent,
+ * nothing to cancel (both APIs). */
+int rlk_acq_held(rlk_acq *q, long long sent_ms, rlk_acq_act *a);
 
 /* A reply lost (rel: of a release, else of the acquire): READ. */
 int rlk_acq_lost(rlk_acq *q, int rel, rlk_acq_act *a);

@@ -326,6 +326,16 @@ int rlk_handle_unlock(rlk_fam_base *b, const rlk_proto *row, const char *what,
 
 /* ---------------------------------------------------------------- the driver */
 
+/* The waiter takes its row's held_grants row: its attempts, its give-up, and (the reentrant
+ * lock's datum, kinds/lock.c) the release of the hold it gets. */
+static void rlk_handle_held_row(rlk_handle_acq *a)
+{
+    a->row = a->m.row = a->row->held_grants;
+    a->acquire = (rlk_proto_call){a->row->acquire, a->row->acquire_args};
+    if (a->note_data)
+        a->v.delay_ms = RLK_LOCK_DATA_WAITED;
+}
+
 /* rlk_wait_attempt_fn of rlk_handle_drive. RLK_OK: acquired (recorded in the
  * registry). RLK_ERR_BUSY: held against it, *ttl the holder's PTTL (-1:
  * none), a reservation's (a->reserved), or RLK_WAIT_RECHECK (-3: first in the
@@ -343,11 +353,24 @@ static int rlk_handle_attempt(void *arg, long long *ttl)
     a->tl.woken_ns = a->ticket.woken_ns;
     a->ticket.rx_ns = a->ticket.woken_ns = 0;
     a->reserved = 0;
+    if (a->ticket.took_held) {
+        /* Woken by a held grant: the lock is in this owner's name since the release, which
+         * came after the last attempt (sent at tl.claim_sent_ns): its lease counts from it. */
+        a->ticket.took_held = 0;
+        a->tl.claim_sent_ns = a->tl.claim_done_ns = rlk_clock_now_ns();
+        rlk_acq_held(&a->m, a->sent_ns / RLK_NS_PER_MS, &x);
+        if ((rc = rlk_handle_act(a, &x)) != RLK_OK)
+            return rc;
+    }
     while (x.is == RLK_ACQ_SEND) {
         a->m.ticket = a->v.ticket = rlk_wait_ticket_arg(&a->ticket, a->m.queued);  /* 0: none */
+        /* Its first attempt with a wake ticket takes the row that takes held grants, and
+         * keeps it (its give-up, the hold's release) */
+        if (a->v.ticket && a->row->held_grants && rlk_names_ticket_wakes(a->ticket.ticket))
+            rlk_handle_held_row(a);
         if (!a->quiet)
             RLK_RT_COUNT(b->rt, acquire_calls);
-        a->tl.claim_sent_ns = sent = rlk_clock_now_ns();
+        a->tl.claim_sent_ns = a->sent_ns = sent = rlk_clock_now_ns();
         rc = rlk_handle_evalt(b, &a->acquire, a->row->opt_keys, &a->v, a->ntail, a->tail, NULL,
                               NULL, &r);
         a->tl.claim_done_ns = rlk_clock_now_ns();
@@ -502,7 +525,8 @@ int rlk_handle_drive(rlk_handle_acq *a, long long wait_ms)
     if (rc != RLK_OK && rlk_acq_cancel(&a->m, &x)) {
         /* best effort: else the claim window or a fair waiter's keep-alive drops it */
         a->v.ticket = a->ticket.ticket;
-        rlk_handle_cancel(b, &(rlk_proto_call){x.call, x.args}, &a->v, x.ttl * RLK_NS_PER_MS);
+        rlk_handle_cancel(b, &(rlk_proto_call){x.call, x.args}, x.keys, &a->v,
+                          x.ttl * RLK_NS_PER_MS);
     }
     return rc == RLK_ERR_BUSY ? rlk_handle_busy(a) : rc;
 }
@@ -622,7 +646,7 @@ int rlk_handle_force(const rlk_fam_base *b, const rlk_proto *row, const char *op
     return rlk_fam_force_done(b, rc, r, q, released);
 }
 
-void rlk_handle_cancel(const rlk_fam_base *b, const rlk_proto_call *pc,
+void rlk_handle_cancel(const rlk_fam_base *b, const rlk_proto_call *pc, const char *opt,
                        const rlk_proto_argvals *vals, long long bound_ns)
 {
     redisReply *r = NULL;
@@ -630,7 +654,7 @@ void rlk_handle_cancel(const rlk_fam_base *b, const rlk_proto_call *pc,
     rlk_fam_err e;
 
     rlk_fam_err_keep(b->c, &e);
-    if (rlk_handle_eval(b, pc, vals, &r) == RLK_OK)
+    if (rlk_handle_evalt(b, pc, opt, vals, 0, NULL, NULL, NULL, &r) == RLK_OK)
         freeReplyObject(r);
     else
         rlk_fam_err_put(b->c, &e, RLK_OK);

@@ -52,6 +52,10 @@ int rlk_handle_keys(rlk_fam_base *b, const char *names, const char *roles);
  * (rlk_handle_acq_start), then, for the one blocking driver of the rows
  * (rlk_handle_drive), the kind's row and what differs, and the driver's
  * state between attempts. */
+/* The datum (note_data) of a hold taken with a row's held_grants row: no lock-delay; its
+ * release may hand the lock over held (kinds/lock.c). */
+#define RLK_LOCK_DATA_WAITED (-1)
+
 typedef struct rlk_handle_acq {
     void *handle;                   /* the kind's handle */
     rlk_fam_release_fn release;     /* its release call (handle, owner, lease): the undo; NULL:
@@ -75,7 +79,7 @@ typedef struct rlk_handle_acq {
                                        a third of its keep-alive) */
     int quiet;                      /* not counted in acquire_calls (the election's campaign) */
     int note_data;                  /* an acquisition notes v.delay_ms as the hold's datum (the
-                                       reentrant lock's lock-delay) */
+                                       reentrant lock's lock-delay; RLK_LOCK_DATA_WAITED) */
     const char *const *tail;        /* RLK_PROTO_VALUES: the values after the acquire's ARGV */
     size_t ntail;
     /* A lost reply's settle (the acquire sent at sent_ns failed with rc): the machine's
@@ -94,6 +98,8 @@ typedef struct rlk_handle_acq {
     int reserved;                   /* the last attempt said: reserved for a writer ({grant PTTL,
                                        0}): its bound is the claim window, not a holder's TTL */
     rlk_lock_timeline tl;           /* the last attempt's timeline */
+    long long sent_ns;              /* when the last attempt was sent: a held grant's lease
+                                       counts from it */
 } rlk_handle_acq;
 
 /* a zeroed, its start now, its row, then the call's lease (rlk_fam_lease: "<row's what>
@@ -172,10 +178,11 @@ int rlk_handle_call_end(rlk_handle_call *hc, int metric, int rc);
 int rlk_handle_eval(const rlk_fam_base *b, const rlk_proto_call *pc,
                     const rlk_proto_argvals *vals, redisReply **r);
 
-/* A queued waiter's leaving by the cancel call pc (its ARGV from vals) on b's name, best
- * effort, the calling thread's last error kept; bounded by bound_ns from now (a lock row's:
- * kinds/acq.h rlk_acq_cancel's; a semaphore's: runtime/fam_hold.h's RLK_FAM_CANCEL_NS). */
-void rlk_handle_cancel(const rlk_fam_base *b, const rlk_proto_call *pc,
+/* A queued waiter's leaving by the cancel call pc (its ARGV from vals, its optional KEYS opt,
+ * NULL: none) on b's name, best effort, the calling thread's last error kept; bounded by
+ * bound_ns from now (a lock row's: kinds/acq.h rlk_acq_cancel's; a semaphore's:
+ * runtime/fam_hold.h's RLK_FAM_CANCEL_NS). */
+void rlk_handle_cancel(const rlk_fam_base *b, const rlk_proto_call *pc, const char *opt,
                        const rlk_proto_argvals *vals, long long bound_ns);
 
 /* The force release of row (its force script and ARGV, mode in place of

@@ -50,7 +50,9 @@ static const rlk_fam_kind rlk_lock_kind = {
 /* The reentrant lock's channel rule (runtime/sub.h): "0" wakes one; a grant
  * (reentrant/release, reentrant/cancel: the decimal head * 2^26 + next,
  * head >= 1, 8 to 16 digits) names the first and second tickets of the
- * server's queue; anything else wakes every waiter. */
+ * server's queue; a held grant (lib/hand_over_held: head * 2^26 + 2^25, head a
+ * wake ticket, on its wake channel only) names the ticket the lock was written
+ * for; anything else wakes every waiter. */
 static int rlk_lock_meaning(const char *payload, size_t len, long long *head, long long *next)
 {
     unsigned long long x;
@@ -62,6 +64,10 @@ static int rlk_lock_meaning(const char *payload, size_t len, long long *head, lo
         return RLK_SUB_MSG_ALL;
     *head = (long long)(x / RLK_NAMES_GRANT_SHIFT);
     *next = (long long)(x % RLK_NAMES_GRANT_SHIFT);
+    if (*next == RLK_NAMES_WAKE_TICKET_MIN && rlk_names_ticket_wakes(*head)) {
+        *next = 0;
+        return RLK_SUB_MSG_HELD;
+    }
     return RLK_SUB_MSG_GRANT;
 }
 
@@ -123,8 +129,22 @@ const rlk_renew_task rlk_lock_renew_task = {
     .cancel = "reentrant/cancel", .cancel_args = "ticket claim_ms publish",                     \
     .wait = RLK_PROTO_WAIT_QUEUE, .grants = &rlk_lock_sub_rule
 
+/* A waiter that queues with a wake ticket takes held grants (docs/runtime.md, "Held grants"):
+ * its attempts, its give-up and the release of the hold it got by waiting name the waiters'
+ * records {name}:rlk_who and say held; a release that finds a waiter who takes them writes the
+ * lock in its name, and that waiter holds on the grant's message, no claim sent. */
+const rlk_proto rlk_lock_held_row = {
+    .what = "lock", .hold = RLK_KIND_LOCK, .names = "reentrant", .acquire = "reentrant/acquire",
+    .acquire_args = "lease_ms owner ticket held", .release = "reentrant/release",
+    .release_args = "owner lease_ms claim_ms publish held", .cancel = "reentrant/cancel",
+    .cancel_args = "ticket claim_ms publish held", .cancel_keys = "who",
+    .force = "reentrant/force_release", .force_args = "publish", .wait_channel = "channel",
+    .wait = RLK_PROTO_WAIT_QUEUE, .grants = &rlk_lock_sub_rule, .renew = &rlk_lock_renew_task,
+    .renew_keys = "lock", .opt_keys = "who"};
+
 const rlk_proto rlk_lock_row = {RLK_LOCK_ROW, RLK_LOCK_QUEUE,
-                                .acquire_args = "lease_ms owner ticket?", .renew_keys = "lock"};
+                                .acquire_args = "lease_ms owner ticket?", .renew_keys = "lock",
+                                .held_grants = &rlk_lock_held_row};
 
 /* Attempts that never queue (ticket 0). */
 const rlk_proto rlk_lock_spin_row = {RLK_LOCK_ROW, .acquire_args = "lease_ms owner ticket?",
@@ -252,6 +272,14 @@ int rlk_lock_lock(rlk_lock *l, long long lease_ms)
 
 /* ---------------------------------------------------------------- releasing */
 
+const rlk_proto *rlk_lock_release_row(const rlk_proto *row, rlk_rt_counters *c)
+{
+    if (row != &rlk_lock_held_row || !c ||
+        atomic_fetch_add_explicit(&c->held_turn, 1, memory_order_relaxed) % 8 != 7)
+        return row;
+    return &rlk_lock_row;
+}
+
 /* No local poke (no queue given): a release that finds a waiter queued
  * reserves the lock for it and its grant wakes it, in this process or
  * another; one that finds nobody queued has no local waiter to wake either
@@ -268,8 +296,12 @@ int rlk_lock_unlock(rlk_lock *l)
     if (rlk_fam_id_copy(l->b.rt, &l->b.id, owner, sizeof owner) != RLK_OK ||
         !rlk_wd_kind_data_of(l->b.rt->wd, RLK_KIND_LOCK, l->b.name, owner, &delay_ms))
         delay_ms = l->delay_ms;
-    return rlk_handle_unlock(&l->b, delay_ms > 0 ? &rlk_lock_delay_row : &rlk_lock_row, "",
-                             "rlk_lock_owner", NULL, NULL);
+    return rlk_handle_unlock(&l->b, delay_ms > 0 ? &rlk_lock_delay_row
+                                    : rlk_lock_release_row(delay_ms == RLK_LOCK_DATA_WAITED
+                                                               ? &rlk_lock_held_row
+                                                               : &rlk_lock_row,
+                                                           &l->b.rt->counters),
+                             "", "rlk_lock_owner", NULL, NULL);
 }
 
 /* A force unlock is a release, not a loss: it ends a lock-delay too (reentrant/force_release

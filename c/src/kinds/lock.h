@@ -9,6 +9,7 @@
 #ifndef RLK_KINDS_LOCK_H
 #define RLK_KINDS_LOCK_H
 
+#include "engine/counters.h"
 #include "kinds/proto.h"
 
 /* CLOCK_MONOTONIC ns (client/clock.h); 0 where the step did not happen
@@ -44,7 +45,14 @@ extern const rlk_renew_task rlk_lock_renew_task;
 /* The reentrant lock's rows (kinds/proto.h): queued, spinning, with a
  * lock-delay, and the non-reentrant lock's (kinds/nrlock.c); its renewal of
  * one hold (the MultiLock's). */
-extern const rlk_proto rlk_lock_row, rlk_lock_spin_row, rlk_lock_delay_row, rlk_lock_nr_row;
+extern const rlk_proto rlk_lock_row, rlk_lock_spin_row, rlk_lock_delay_row, rlk_lock_nr_row,
+    rlk_lock_held_row;
+/* The row the release of a hold taken with row takes (both APIs): row itself, but for a hold
+ * taken by waiting (rlk_lock_held_row) 1 of every 8 such releases of the client (c: its
+ * counters; NULL: none) takes rlk_lock_row: it frees the lock as a release without held does
+ * (a reservation, and "0" published), so that a Redisson waiter, which hears only "0", finds
+ * the lock free at least that often while rlk's waiters keep handing it over held. */
+const rlk_proto *rlk_lock_release_row(const rlk_proto *row, rlk_rt_counters *c);
 extern const rlk_proto_call rlk_lock_renew_call;
 /* The same script setting a first hold's lease even when shorter (a MultiLock's members, taken
  * with a longer lease while the others were awaited): reentrant/renew's ARGV first. */

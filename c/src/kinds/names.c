@@ -136,6 +136,8 @@ char *rlk_names_key(const rlk_names_kind *k, const char *role, const char *name,
         return rlk_fam_suffix_name(name, RLK_NAMES_GRANT);
     if (strcmp(role, "delay") == 0)     /* the reentrant lock's lock-delay */
         return rlk_fam_suffix_name(name, RLK_NAMES_DELAY);
+    if (strcmp(role, "who") == 0)       /* the reentrant lock's waiters' records */
+        return rlk_fam_suffix_name(name, RLK_NAMES_WHO);
     if (strcmp(role, "state") == 0)     /* the election's record */
         return rlk_fam_suffix_name(name, RLK_NAMES_ELECT_STATE);
     if (strcmp(role, "lock_channel") == 0)  /* the election's lock's channel */

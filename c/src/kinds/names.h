@@ -33,6 +33,8 @@
 #define RLK_NAMES_WAITERS "rlk_waiters"             /* the reentrant lock's queue of tickets */
 #define RLK_NAMES_GRANT "rlk_next"                  /* the reentrant lock's reserved ticket */
 #define RLK_NAMES_DELAY "rlk_delay"                 /* the reentrant lock's lock-delay */
+#define RLK_NAMES_WHO "rlk_who"                     /* the reentrant lock's waiters' records
+                                                       (held grants) */
 #define RLK_NAMES_PERMITS "timeout"                 /* the permit-expirable semaphore's permits */
 #define RLK_NAMES_RW_TIMEOUT "rwlock_timeout"       /* "{name}:<owner>:rwlock_timeout:<n>" */
 #define RLK_NAMES_ELECT_STATE "elect"               /* leader election's record "{name}:elect" */

@@ -50,7 +50,7 @@ static const char *const rlk_proto_roles[RLK_PROTO_NROLES] = {
     [RLK_PROTO_KEY_TIMEOUTS] = "timeouts", [RLK_PROTO_KEY_TOKEN] = "token",
     [RLK_PROTO_KEY_PREFIX] = "prefix", [RLK_PROTO_KEY_STATE] = "state",
     [RLK_PROTO_KEY_LOCK_CHANNEL] = "lock_channel", [RLK_PROTO_KEY_DELAY] = "delay",
-    [RLK_PROTO_KEY_GROUP] = "group",
+    [RLK_PROTO_KEY_GROUP] = "group", [RLK_PROTO_KEY_WHO] = "who",
 };
 
 _Static_assert(RLK_PROTO_NROLES <= RLK_FAM_KEYS, "a handle keeps a key of every role");
@@ -168,6 +168,8 @@ int rlk_proto_args(const char *names, const rlk_proto_argvals *vals, rlk_proto_a
             v = "named";
         else if (RLK_PROTO_IS("first"))
             v = "first";
+        else if (RLK_PROTO_IS("held"))
+            v = "held";
         else if (RLK_PROTO_IS("n"))
             v = rlk_proto_num(out->n, vals->n);
         else if (RLK_PROTO_IS("ttl"))

@@ -63,6 +63,8 @@ typedef struct rlk_proto {
     const char *acquire, *acquire_args;
     const char *release, *release_args;
     const char *cancel, *cancel_args;   /* a queued waiter gives up; NULL: nothing to leave */
+    const char *cancel_keys;        /* the optional KEYS its cancel takes after its header's
+                                       roles (the held row's "who"); NULL: none */
     const char *force, *force_args;     /* the force release; NULL: forced as the public kind
                                            of its holds */
     const char *wait_channel;       /* the role of the channel its waiters listen on */
@@ -85,6 +87,10 @@ typedef struct rlk_proto {
                                        writer of both APIs' busy messages) */
     const struct rlk_proto *reads;  /* a write side's read row: the server's RLK_UPGRADE may be
                                        a read this thread's doubt left, given back with it */
+    const struct rlk_proto *held_grants;    /* the row a waiter takes once it attempts with a
+                                               wake ticket (kinds/names.h): it takes held grants
+                                               (docs/runtime.md), and the hold it gets by waiting
+                                               is released with it; NULL: none */
 } rlk_proto;
 
 /* 1 when a re-entry asked for with row k of a hold taken with row held is
@@ -166,7 +172,8 @@ int rlk_proto_refusal(const char *errstr);
 enum {
     RLK_PROTO_KEY_CHANNEL, RLK_PROTO_KEY_WAITERS, RLK_PROTO_KEY_GRANT, RLK_PROTO_KEY_QUEUE,
     RLK_PROTO_KEY_TIMEOUTS, RLK_PROTO_KEY_TOKEN, RLK_PROTO_KEY_PREFIX, RLK_PROTO_KEY_STATE,
-    RLK_PROTO_KEY_LOCK_CHANNEL, RLK_PROTO_KEY_DELAY, RLK_PROTO_KEY_GROUP, RLK_PROTO_NROLES
+    RLK_PROTO_KEY_LOCK_CHANNEL, RLK_PROTO_KEY_DELAY, RLK_PROTO_KEY_GROUP, RLK_PROTO_KEY_WHO,
+    RLK_PROTO_NROLES
 };
 
 /* A name's keys, built once per role by the names kind (kept small: a

@@ -77,7 +77,7 @@ int rlk_sem_queue_acquire(const rlk_fam_base *b, rlk_sem_queue_try *t, long long
     rc = rlk_wait_acquire(&w, start, wait_ms, 1);
     v.ticket = t->tk.ticket;
     if (rc != RLK_OK && t->queued)
-        rlk_handle_cancel(b, &rlk_sem_queue_cancel_call, &v, RLK_FAM_CANCEL_NS);
+        rlk_handle_cancel(b, &rlk_sem_queue_cancel_call, NULL, &v, RLK_FAM_CANCEL_NS);
     if (rc == RLK_ERR_BUSY) {
         rlk_acq_sem_busy(what, b->name, permits, (rlk_clock_now_ns() - start) / 1000000LL, &x);
         rc = rlk_set_error(b->c, x.err, "%s", x.msg);

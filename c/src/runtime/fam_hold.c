@@ -37,8 +37,9 @@ int rlk_fam_release_read(const redisReply *r)
 {
     if (r->type == REDIS_REPLY_NIL)
         return RLK_REL_NOT_OWNER;
-    if (r->type == REDIS_REPLY_INTEGER && r->integer >= 0 && r->integer <= 2)
-        return r->integer ? RLK_REL_RELEASED : RLK_REL_STILL_HELD;  /* 2: and handed over */
+    if (r->type == REDIS_REPLY_INTEGER && r->integer >= 0 && r->integer <= 3)
+        return r->integer ? RLK_REL_RELEASED : RLK_REL_STILL_HELD;  /* 2, 3: and handed over
+                                                                       (3: held) */
     return RLK_REL_ERROR;
 }
 

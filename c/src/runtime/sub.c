@@ -147,15 +147,18 @@ static void rlk_sub_message(rlk_sub_chan *ch, const char *payload, size_t len)
             ch->covered = 0;        /* the grant before it woke whom it concerns */
         else
             ch->permits++;
-    } else if (meaning == RLK_SUB_MSG_GRANT) {
-        /* It names head and next; every other ticket waiter's deferred wake is void (the lock
-         * moved on). */
-        ch->covered = 1;
+    } else if (meaning == RLK_SUB_MSG_GRANT || meaning == RLK_SUB_MSG_HELD) {
+        /* It names head and next (a held grant: head, and no "0" follows); every other ticket
+         * waiter's deferred wake is void (the lock moved on). */
+        if (meaning == RLK_SUB_MSG_GRANT)
+            ch->covered = 1;
         for (rlk_sub_ticket *t = ch->tickets; t; t = t->next) {
             t->defer_ns = 0;
-            if (t->ticket == head)
-                t->granted = 1;
-            else if (t->ticket == next)
+            if (t->ticket == head) {
+                t->granted = 1, t->held = meaning == RLK_SUB_MSG_HELD;
+                if (t->sleeps && t->sleeps != ch)   /* no "0" may follow (held) to wake it */
+                    pthread_cond_broadcast(&t->sleeps->cv);
+            } else if (t->ticket == next)
                 t->defer_ns = rlk_clock_now_ns() + t->claim_ns;
         }
     } else {
@@ -411,7 +414,8 @@ int rlk_sub_try_join(rlk_sub *s, const char *channel, const rlk_sub_rule *rule,
 void rlk_sub_ticket_add(rlk_sub *s, rlk_sub_chan *ch, rlk_sub_ticket *t)
 {
     pthread_mutex_lock(&s->mu);
-    t->granted = 0;
+    t->granted = t->held = t->took_held = 0;
+    t->sleeps = NULL;
     t->defer_ns = 0;
     t->next = ch->tickets;
     ch->tickets = t;
@@ -459,8 +463,10 @@ int rlk_sub_wait(rlk_sub *s, rlk_sub_chan *ch, unsigned long long mark, long lon
         int granted = t && t->granted, due = t && t->defer_ns && rlk_clock_now_ns() >= t->defer_ns;
 
         if (granted || due || ch->permits > 0) {
-            if (granted || due)
-                t->granted = 0, t->defer_ns = 0;
+            if (granted || due) {
+                t->took_held = granted && t->held;
+                t->granted = t->held = 0, t->defer_ns = 0;
+            }
             else
                 ch->permits--;
             if (t && (granted || !due))
@@ -478,9 +484,13 @@ int rlk_sub_wait(rlk_sub *s, rlk_sub_chan *ch, unsigned long long mark, long lon
             rc = RLK_SUB_TIMEOUT;
             break;
         }
+        if (t)
+            t->sleeps = ch;
         timed_out = rlk_clock_cond_wait_until(
             &ch->cv, &s->mu, rlk_clock_until_min(until_ns, t && t->defer_ns ? t->defer_ns : -1));
     }
+    if (t)
+        t->sleeps = NULL;
     pthread_mutex_unlock(&s->mu);
     if (t && rc == RLK_SUB_WOKEN)
         t->woken_ns = rlk_clock_now_ns();

@@ -36,6 +36,12 @@ typedef struct rlk_sub_ticket {
     long long ticket;           /* 1..2^26-1 */
     long long claim_ns;         /* how long after a grant naming it second to wake */
     int granted;                /* a grant named it head, not yet taken by rlk_sub_wait */
+    int held;                   /* that grant was held (RLK_SUB_MSG_HELD): the lock is the
+                                   waiter's; rlk_sub_wait moves it to took_held */
+    int took_held;              /* not the subscriber's: rlk_sub_wait returned on a held grant
+                                   (set and read by the waiter only) */
+    rlk_sub_chan *sleeps;       /* the channel rlk_sub_wait sleeps on (its lock's channel while
+                                   first in the queue), woken by the grant too; NULL: none */
     long long defer_ns;         /* 0, or when to wake (named second) */
     long long rx_ns, woken_ns;  /* the handoff timeline: when the message that woke the
                                    waiter was read, and when rlk_sub_wait returned (0: none) */

@@ -607,6 +607,51 @@ static void test_ticket(void)
     CHECK(rlk_acq_ticket(0, uuid) > 0);
 }
 
+/* Held grants (docs/runtime.md): a reentrant lock waiter with a wake ticket takes the held
+ * row, its attempts, give-up and release naming the waiters' records; a held grant read is an
+ * acquisition from the last attempt's send, nothing to cancel after it; 1 of every 8 releases
+ * of holds taken by waiting frees the lock instead (Redisson's waiters hear only "0"). */
+static void test_held(void)
+{
+    const rlk_proto *k = &rlk_lock_held_row;
+    rlk_proto_built b;
+    rlk_proto_argvals v = {.lease_ms = 30000, .owner = "uuid:1", .ticket = -33554437};
+    rlk_rt_counters c = {0};
+    unsigned long long was = counters.held_grants;
+    int plain = 0;
+    rlk_acq q;
+    rlk_acq_act a;
+
+    CHECK(rlk_lock_row.held_grants == k && !k->held_grants && !rlk_lock_delay_row.held_grants);
+    CHECK_INT_EQ(rlk_proto_build_with(&(rlk_proto_call){k->acquire, k->acquire_args},
+                                      k->opt_keys, NULL, NULL, "res", &v, &b), 0);
+    CHECKF(b.nkeys == 4 && strcmp(b.keys[3], "{res}:rlk_who") == 0 && b.nargs == 4 &&
+           strcmp(b.av.v[2], "-33554437") == 0 && strcmp(b.av.v[3], "held") == 0,
+           "held acquire: %d keys, %d args", b.nkeys, b.nargs);
+    rlk_proto_built_free(&b);
+    mk(&q, k, 0, 0);
+    q.ticket = 33554437;
+    CHECK_INT_EQ(rlk_acq_begin(&q, 0, &a), RLK_ACQ_SEND);
+    rlk_acq_reply(&q, RLK_OK, NULL, i(-1), 100, &a);            /* queued behind the holder */
+    CHECK(a.is == RLK_ACQ_WAIT && q.queued);
+    CHECK(rlk_acq_cancel(&q, &a) && strcmp(a.call, "reentrant/cancel") == 0 &&
+          strcmp(a.args, "ticket claim_ms publish held") == 0 && strcmp(a.keys, "who") == 0);
+    CHECK_INT_EQ(rlk_acq_held(&q, 250, &a), RLK_ACQ_RECORD);    /* its held grant read */
+    CHECKF(q.start_ms == 250 && !q.queued && counters.held_grants == was + 1,
+           "held grant: lease from %lld, queued %d", q.start_ms, q.queued);
+    CHECK(!rlk_acq_cancel(&q, &a));                             /* nothing left to cancel */
+    mk(&q, &rlk_lock_row, 0, 0);
+    q.ticket = 33554437;
+    rlk_acq_reply(&q, RLK_OK, NULL, i(-1), 100, &a);
+    CHECK(rlk_acq_cancel(&q, &a) && !a.keys);                   /* the plain row's cancel */
+    for (int n = 0; n < 16; n++)
+        plain += rlk_lock_release_row(k, &c) == &rlk_lock_row;
+    CHECKF(plain == 2, "1 of 8 held releases frees the lock: %d of 16", plain);
+    CHECK(rlk_lock_release_row(&rlk_lock_row, &c) == &rlk_lock_row);
+    CHECK(rlk_lock_release_row(&rlk_lock_delay_row, &c) == &rlk_lock_delay_row);
+    CHECK(rlk_lock_release_row(k, NULL) == k);
+}
+
 /* One campaign through every outcome (both APIs' rlk_elect_campaign): its term is the token
  * read in the script that elected it, a lost reply settled by fenced/held. */
 static void test_elect(void)
@@ -653,6 +698,7 @@ int main(void)
     RUN_TEST(test_settle_rule);
     RUN_TEST(test_release_rule);
     RUN_TEST(test_ticket);
+    RUN_TEST(test_held);
     RUN_TEST(test_values);
     RUN_TEST(test_sem);
     return check_summary("test_acq");

@@ -13,6 +13,7 @@
 #include <hiredis/hiredis.h>
 
 #include "rlk.h"
+#include "kinds/lock.h"
 #include "runtime/sub.h"
 #include "check.h"
 
@@ -151,6 +152,27 @@ static void test_meaning(void)
     CHECK(!rlk_sub_grants(&rlk_sub_rule_plain, "0", 1, 0));
 }
 
+/* The reentrant lock's grants (kinds/lock.c): t * 2^26 + next reserves for t; t * 2^26 + 2^25
+ * with t a wake ticket (>= 2^25) is a held grant (lib/hand_over_held), no next named; a plain
+ * ticket's grant naming the wake ticket 2^25 second stays a grant. */
+static void test_lock_grants(void)
+{
+    const rlk_sub_rule *r = &rlk_lock_sub_rule;
+    long long head, next;
+
+    /* 33554437 * 2^26 + 33554432 and + 33554438; 5 * 2^26 + 33554432 */
+    CHECK_INT_EQ(rlk_sub_meaning(r, "2251800182784000", 16, &head, &next), RLK_SUB_MSG_HELD);
+    CHECK(head == 33554437 && next == 0);
+    CHECK_INT_EQ(rlk_sub_grants(r, "2251800182784000", 16, 33554437), RLK_SUB_MSG_HELD);
+    CHECK_INT_EQ(rlk_sub_grants(r, "2251800182784000", 16, 33554432), 0);
+    CHECK_INT_EQ(rlk_sub_meaning(r, "2251800182784006", 16, &head, &next), RLK_SUB_MSG_GRANT);
+    CHECK(head == 33554437 && next == 33554438);
+    CHECK_INT_EQ(rlk_sub_grants(r, "2251800182784006", 16, 33554437), RLK_SUB_MSG_GRANT);
+    CHECK_INT_EQ(rlk_sub_meaning(r, "369098752", 9, &head, &next), RLK_SUB_MSG_GRANT);
+    CHECK(head == 5 && next == 33554432);
+    CHECK_INT_EQ(rlk_sub_meaning(r, "0", 1, &head, &next), RLK_SUB_MSG_ONE);
+}
+
 int main(void)
 {
     RUN_TEST(test_classify);
@@ -158,5 +180,6 @@ int main(void)
     RUN_TEST(test_channel_state);
     RUN_TEST(test_moved);
     RUN_TEST(test_meaning);
+    RUN_TEST(test_lock_grants);
     return check_summary("test_sub_rule");
 }

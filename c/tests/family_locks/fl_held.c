@@ -1,0 +1,372 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * fl_held.c - held grants of the reentrant lock (docs/runtime.md, "Held grants") against a real
+ * redis-server, both APIs:
+ *
+ *   blocking   a hold taken by waiting (A) is released in the held form: the waiter queued
+ *              behind it (B, a child process: one process's blocking waiters of a lock queue
+ *              behind each other locally, only its first in the server's queue) returns on the
+ *              grant's message, the lock written in its name, no claim sent (its client counts
+ *              one held grant, A's none: A claimed a reservation, its predecessor's hold was not
+ *              taken by waiting)
+ *   async      the same with an rlk_async waiter of this process as B
+ *   stopped    B's process is stopped (SIGSTOP) before A's release: the grant reaches its
+ *              client, the lock stays in its name for its lease (the stated bound), and the next
+ *              waiter acquires within that lease and a slack, not before half of it
+ *   redisson   a Redisson waiter (a raw client: it listens on the lock's channel and runs
+ *              Redisson's acquire on each "0") gets the lock while two rlk threads keep handing
+ *              it over held: one release of 8 frees it
+ *
+ * A and B hold explicit holder ids (rlk_lock_set_owner): a waiter's thread takes the lock, the
+ * main thread releases it. Every wait is bounded; no sleep stands in for a signal.
+ */
+#include "check.h"
+#include "fl_util.h"
+
+#include "aloop.h"
+#include "async_procs.h"
+
+#include <pthread.h>
+#include <signal.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#define SLACK_MS 1500       /* scheduling and round trips on a shared 2-core VM */
+#define LEASE 2000          /* the stopped waiter's fixed lease: the bound it costs the next */
+#define TASK 5ULL
+
+static rlk_fx_server srv;
+static char url[128];
+static tk_stall stall;
+
+/* ------------------------------------------------------------ helpers */
+
+static int lock_wait(void *l)
+{
+    return rlk_lock_try_lock(l, 20000, 30000);
+}
+
+/* Bounded poll until the lock's queue holds n tickets: 0, or -1. */
+static int queued(const char *name, long long n)
+{
+    long long until = rlk_fx_now_ms() + 10000;
+
+    while (rlk_fx_now_ms() < until) {
+        if (tk_int(&srv, "LLEN {%s}:rlk_waiters", name) == n)
+            return 0;
+        rlk_fx_sleep_ms(2);
+    }
+    return -1;
+}
+
+static unsigned long long held_grants(rlk_client *c)
+{
+    rlk_metrics m;
+
+    return rlk_metrics_get(c, &m) == RLK_OK ? m.held_grants : 0;
+}
+
+/* A holds name (its thread waited behind the main thread's uncontended hold and claimed the
+ * reservation); la's owner "held-A". 0, or -1. */
+static int a_takes_by_waiting(rlk_lock *l0, rlk_lock *la, fl_waiter *wa, const char *name)
+{
+    if (rlk_lock_try_lock(l0, 0, 30000) != RLK_OK || fl_waiter_start(wa, lock_wait, la) != 0 ||
+        queued(name, 1) != 0)
+        return -1;
+    return 0;
+}
+
+/* The child: "wait URL NAME LEASE": its owner on a line, a wait with that fixed lease, then
+ * "acq <rc> <held grants its client counts>" and, held, its release: "rel <rc>". */
+static int child_wait(const char *curl, const char *name, long long lease)
+{
+    rlk_client *c = tk_connect(curl, 30000, 1);
+    rlk_lock *l = c ? rlk_lock_new(c, name) : NULL;
+    char owner[256];
+    int rc;
+
+    if (!l || rlk_lock_owner(l, owner, sizeof owner) != RLK_OK)
+        return 2;
+    tk_say("owner %s", owner);
+    rc = rlk_lock_try_lock(l, 60000, lease);
+    tk_say("acq %d %llu", rc, held_grants(c));
+    if (rc == RLK_OK)
+        tk_say("rel %d", rlk_lock_unlock(l));
+    rlk_lock_free(l);
+    rlk_free(c);
+    return 0;
+}
+
+/* Starts B, a waiter child on name with lease: its owner into owner. 0, or -1. */
+static int start_b(tk_child *b, const char *name, const char *lease, char *owner, size_t len)
+{
+    const char *args[] = {"wait", url, name, lease, NULL};
+    char line[300];
+
+    if (tk_child_spawn(b, args) != 0 || tk_child_read_line(b, line, sizeof line, 15000) != 0 ||
+        strncmp(line, "owner ", 6) != 0)
+        return -1;
+    return (size_t)snprintf(owner, len, "%s", line + 6) < len ? 0 : -1;
+}
+
+/* ------------------------------------------------------------ blocking */
+
+static void test_blocking(void)
+{
+    const char *name = "held:b";
+    rlk_client *c0 = tk_connect(url, 30000, 1), *ca = tk_connect(url, 30000, 1);
+    rlk_lock *l0 = c0 ? rlk_lock_new(c0, name) : NULL, *la = ca ? rlk_lock_new(ca, name) : NULL;
+    char owner[300], line[300];
+    unsigned long long grants = 99;
+    int rc = -1;
+    fl_waiter wa;
+    tk_child b;
+
+    REQUIRE(l0 && la);
+    REQUIRE_INT_EQ(rlk_lock_set_owner(la, "held-A"), RLK_OK);
+    REQUIRE(a_takes_by_waiting(l0, la, &wa, name) == 0);
+    REQUIRE(start_b(&b, name, "30000", owner, sizeof owner) == 0);
+    REQUIRE(queued(name, 2) == 0);
+    tk_stall_reset(&stall);
+    CHECK_INT_EQ(rlk_lock_unlock(l0), RLK_OK);      /* plain: A's reservation, A claims */
+    REQUIRE(tk_latch_wait(&wa.done, 1, 10000) == 1);
+    pthread_join(wa.thread, NULL);
+    CHECK_INT_EQ(wa.rc, RLK_OK);
+    CHECKF(held_grants(ca) == 0, "A claimed a reservation, yet counts %llu held grants",
+           held_grants(ca));
+    CHECK_INT_EQ(tk_int(&srv, "HGET %s held-A", name), 1);
+    CHECK_INT_EQ(rlk_lock_unlock(la), RLK_OK);      /* A's hold came by waiting: held */
+    CHECK(tk_child_read_line(&b, line, sizeof line, 10000) == 0 &&
+          sscanf(line, "acq %d %llu", &rc, &grants) == 2);
+    CHECK_INT_EQ(rc, RLK_OK);
+    CHECKF(grants == 1, "B returned on %llu held grants, expected 1%s", grants,
+           tk_stall_note(&stall));
+    CHECK(tk_child_read_line(&b, line, sizeof line, 10000) == 0 && strcmp(line, "rel 0") == 0);
+    tk_child_wait(&b, 5000);
+    CHECK_INT_EQ(tk_int(&srv, "EXISTS %s", name), 0);
+    rlk_lock_free(l0), rlk_lock_free(la);
+    rlk_free(c0), rlk_free(ca);
+}
+
+/* ------------------------------------------------------------ async */
+
+static void test_async(void)
+{
+    const char *name = "held:a";
+    rlk_client *c0 = tk_connect(url, 30000, 1), *ca = tk_connect(url, 30000, 1);
+    rlk_lock *l0 = c0 ? rlk_lock_new(c0, name) : NULL, *la = ca ? rlk_lock_new(ca, name) : NULL;
+    char owner[160];
+    rlk_metrics m;
+    fl_waiter wa;
+    ap_cl c;
+    ap_res x;
+
+    REQUIRE(l0 && la);
+    REQUIRE_INT_EQ(rlk_lock_set_owner(la, "held-A"), RLK_OK);
+    REQUIRE(ap_cl_open(&c, url, 30000, 0, 0) == 0);
+    snprintf(owner, sizeof owner, "%s:%llu", rlk_async_uuid(c.ac), TASK);
+    REQUIRE(a_takes_by_waiting(l0, la, &wa, name) == 0);
+    memset(&x, 0, sizeof x);
+    AP_REQ(rlk_async_lock(c.ac, RLK_KIND_LOCK, name, TASK, 20000, 30000, ap_on_res, &x));
+    for (int i = 0; i < 500 && tk_int(&srv, "LLEN {%s}:rlk_waiters", name) < 2; i++)
+        aloop_run_until(c.l, NULL, NULL, 20);
+    REQUIRE_INT_EQ(tk_int(&srv, "LLEN {%s}:rlk_waiters", name), 2);
+    tk_stall_reset(&stall);
+    CHECK_INT_EQ(rlk_lock_unlock(l0), RLK_OK);
+    REQUIRE(tk_latch_wait(&wa.done, 1, 10000) == 1);
+    pthread_join(wa.thread, NULL);
+    CHECK_INT_EQ(wa.rc, RLK_OK);
+    CHECK_INT_EQ(rlk_lock_unlock(la), RLK_OK);      /* held: to the async waiter */
+    REQUIRE(ap_wait_res(&c, &x, 10000));
+    CHECK_INT_EQ(x.err, RLK_OK);
+    CHECK_INT_EQ(tk_int(&srv, "HGET %s %s", name, owner), 1);
+    CHECK(rlk_async_metrics_get(c.ac, &m) == RLK_OK);
+    CHECKF(m.held_grants == 1, "the async waiter returned on %llu held grants, expected 1%s",
+           m.held_grants, tk_stall_note(&stall));
+    memset(&x, 0, sizeof x);
+    AP_REQ(rlk_async_unlock(c.ac, RLK_KIND_LOCK, name, TASK, ap_on_res, &x));
+    REQUIRE(ap_wait_res(&c, &x, 10000));
+    CHECK_INT_EQ(x.err, RLK_OK);
+    CHECK_INT_EQ(tk_int(&srv, "EXISTS %s", name), 0);
+    CHECK_INT_EQ(ap_rule_breaks, 0);
+    ap_cl_close(&c);
+    rlk_lock_free(l0), rlk_lock_free(la);
+    rlk_free(c0), rlk_free(ca);
+}
+
+/* ------------------------------------------------------------ a stopped grantee */
+
+static void test_stopped_grantee(void)
+{
+    const char *name = "held:s";
+    rlk_client *c0 = tk_connect(url, 30000, 1), *ca = tk_connect(url, 30000, 1),
+               *cd = tk_connect(url, 30000, 1);
+    rlk_lock *l0 = c0 ? rlk_lock_new(c0, name) : NULL, *la = ca ? rlk_lock_new(ca, name) : NULL,
+             *ld = cd ? rlk_lock_new(cd, name) : NULL;
+    char owner[300];
+    long long t0, waited;
+    fl_waiter wa;
+    tk_child b;
+
+    REQUIRE(l0 && la && ld);
+    REQUIRE_INT_EQ(rlk_lock_set_owner(la, "held-A"), RLK_OK);
+    REQUIRE(a_takes_by_waiting(l0, la, &wa, name) == 0);
+    REQUIRE(start_b(&b, name, "2000", owner, sizeof owner) == 0);
+    REQUIRE(queued(name, 2) == 0);
+    CHECK_INT_EQ(rlk_lock_unlock(l0), RLK_OK);
+    REQUIRE(tk_latch_wait(&wa.done, 1, 10000) == 1);
+    pthread_join(wa.thread, NULL);
+    REQUIRE_INT_EQ(wa.rc, RLK_OK);
+    REQUIRE(kill(b.pid, SIGSTOP) == 0);
+    tk_stall_reset(&stall);
+    t0 = rlk_fx_now_ms();
+    CHECK_INT_EQ(rlk_lock_unlock(la), RLK_OK);      /* held, to a client that cannot read it */
+    CHECKF(tk_int(&srv, "HGET %s %s", name, owner) == 1,
+           "the stopped waiter was not granted the lock held (field %s)", owner);
+    CHECK_INT_EQ(rlk_lock_try_lock(ld, 20000, 30000), RLK_OK);
+    waited = rlk_fx_now_ms() - t0;
+    tk_say("stopped grantee: the next waiter acquired %lld ms after the release (lease %d)",
+           waited, LEASE);
+    CHECKF(waited >= LEASE / 2 && waited <= LEASE + SLACK_MS,
+           "the next waiter acquired %lld ms after the held grant to a stopped waiter; bound: "
+           "its lease %d ms (+%d)%s", waited, LEASE, SLACK_MS, tk_stall_note(&stall));
+    CHECK_INT_EQ(tk_int(&srv, "HEXISTS %s %s", name, owner), 0);
+    CHECK_INT_EQ(rlk_lock_unlock(ld), RLK_OK);
+    kill(b.pid, SIGCONT);
+    tk_child_kill(&b);
+    rlk_lock_free(l0), rlk_lock_free(la), rlk_lock_free(ld);
+    rlk_free(c0), rlk_free(ca), rlk_free(cd);
+}
+
+/* ------------------------------------------------------------ a Redisson waiter */
+
+/* RedissonLock.tryLockInnerAsync (3.17): nil acquired, else the holder's PTTL. */
+static const char redisson_acquire[] =
+    "if (redis.call('exists', KEYS[1]) == 0) or (redis.call('hexists', KEYS[1], ARGV[2]) == 1) "
+    "then redis.call('hincrby', KEYS[1], ARGV[2], 1); redis.call('pexpire', KEYS[1], ARGV[1]); "
+    "return nil; end; return redis.call('pttl', KEYS[1]);";
+
+typedef struct pingpong {
+    rlk_client *c;
+    const char *name;
+    atomic_int *stop;
+    int rc;
+    atomic_int rounds;
+} pingpong;
+
+static void *pingpong_main(void *arg)
+{
+    pingpong *p = arg;
+    rlk_lock *l = rlk_lock_new(p->c, p->name);
+
+    p->rc = l ? RLK_OK : RLK_ERR_NOMEM;
+    while (l && !atomic_load(p->stop) && p->rc == RLK_OK) {
+        if ((p->rc = rlk_lock_try_lock(l, 10000, 30000)) != RLK_OK)
+            break;
+        tk_spin_ns(2LL * 1000000LL);    /* the other thread queues meanwhile */
+        p->rc = rlk_lock_unlock(l);
+        atomic_fetch_add(&p->rounds, 1);
+    }
+    rlk_lock_free(l);
+    return NULL;
+}
+
+static void test_redisson_waiter(void)
+{
+    const char *name = "held:r";
+    rlk_client *c = tk_connect(url, 30000, 2);
+    redisContext *sub = rlk_fx_connect(&srv), *cmd = rlk_fx_connect(&srv);
+    atomic_int stop = 0;
+    pingpong p[2] = {{c, name, &stop, 0, 0}, {c, name, &stop, 0, 0}};
+    pthread_t t[2];
+    redisReply *r;
+    long long until, zeros = 0;
+    unsigned long long before, grants;
+    int got = 0;
+
+    REQUIRE(c && sub && cmd);
+    r = redisCommand(sub, "SUBSCRIBE redisson_lock__channel:{%s}", name);
+    REQUIRE(r);
+    freeReplyObject(r);
+    for (int i = 0; i < 2; i++)
+        REQUIRE(pthread_create(&t[i], NULL, pingpong_main, &p[i]) == 0);
+    /* Listening from the time both threads hand the lock over (each queues while the other
+     * holds): the messages before that are drained unanswered. */
+    until = rlk_fx_now_ms() + 10000;
+    while (rlk_fx_now_ms() < until && (atomic_load(&p[0].rounds) < 4 ||
+                                       atomic_load(&p[1].rounds) < 4))
+        rlk_fx_sleep_ms(5);
+    CHECK(atomic_load(&p[0].rounds) >= 4 && atomic_load(&p[1].rounds) >= 4);
+    before = held_grants(c);
+    for (struct timeval tv = {0, 1000}; redisSetTimeout(sub, tv) == REDIS_OK &&
+                                        redisGetReply(sub, (void **)&r) == REDIS_OK;)
+        freeReplyObject(r);
+    sub->err = 0;
+    tk_stall_reset(&stall);
+    until = rlk_fx_now_ms() + 10000;
+    while (!got && rlk_fx_now_ms() < until) {
+        struct timeval tv = {0, 200000};
+
+        redisSetTimeout(sub, tv);
+        if (redisGetReply(sub, (void **)&r) != REDIS_OK) {
+            sub->err = 0;       /* a timeout: listen again */
+            continue;
+        }
+        if (r->type == REDIS_REPLY_ARRAY && r->elements == 3 &&
+            r->element[2]->type == REDIS_REPLY_STRING && strcmp(r->element[2]->str, "0") == 0) {
+            redisReply *a = redisCommand(cmd, "EVAL %s 1 %s 30000 redisson-uuid:1",
+                                         redisson_acquire, name);
+
+            zeros++;
+            got = a && a->type == REDIS_REPLY_NIL;
+            if (a)
+                freeReplyObject(a);
+        }
+        freeReplyObject(r);
+    }
+    grants = held_grants(c) - before;
+    tk_say("redisson waiter: %s after %lld unlock messages (rlk rounds %d, %d; %llu held grants "
+           "meanwhile)", got ? "acquired" : "never acquired", zeros, atomic_load(&p[0].rounds),
+           atomic_load(&p[1].rounds), grants);
+    CHECKF(got, "a Redisson waiter never got the lock in 10 s while rlk waiters handed it over "
+           "(%lld unlock messages heard, %d + %d rlk rounds)%s", zeros,
+           atomic_load(&p[0].rounds), atomic_load(&p[1].rounds), tk_stall_note(&stall));
+    if (got) {
+        r = redisCommand(cmd, "HDEL %s redisson-uuid:1", name);
+        if (r)
+            freeReplyObject(r);
+        r = redisCommand(cmd, "PUBLISH redisson_lock__channel:{%s} 0", name);
+        if (r)
+            freeReplyObject(r);
+    }
+    atomic_store(&stop, 1);
+    for (int i = 0; i < 2; i++) {
+        pthread_join(t[i], NULL);
+        CHECKF(p[i].rc == RLK_OK, "rlk thread %d ended with %d: %s", i, p[i].rc, rlk_errstr(c));
+    }
+    redisFree(sub);
+    redisFree(cmd);
+    rlk_free(c);
+}
+
+int main(int argc, char **argv)
+{
+    char self[512];
+
+    if (argc == 5 && strcmp(argv[1], "wait") == 0)
+        return child_wait(argv[2], argv[3], atoll(argv[4]));
+    if (fl_suite_begin("fl_held", &srv, url, sizeof url, &stall, self, sizeof self) != 0)
+        return 1;
+    RUN_TEST(test_blocking);
+    RUN_TEST(test_async);
+    RUN_TEST(test_stopped_grantee);
+    if (!getenv("RLK_TEST_FUNCTIONS"))     /* it runs Redisson's script by EVAL */
+        RUN_TEST(test_redisson_waiter);
+    else
+        printf("- test_redisson_waiter: skipped in functions mode (EVAL of Redisson's script)\n");
+    tk_suite_stop(&srv, &stall);
+    return check_summary("fl_held");
+}
