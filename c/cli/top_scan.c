@@ -162,6 +162,7 @@ static const struct {
     {RLK_NAMES_TOKEN ":", 0, RLK_TOP_F_TOKEN},      {":" RLK_NAMES_WAITERS, 1, RLK_TOP_F_WAITERS},
     {":" RLK_NAMES_GRANT, 1, RLK_TOP_F_NEXT},       {":" RLK_NAMES_PERMITS, 1, RLK_TOP_F_PERMITS},
     {":" RLK_KM_SUFFIX_NAME, 1, RLK_TOP_F_MARK},
+    {":" RLK_NAMES_WHO, 1, 0},      /* the waiters' records of held grants: not shown */
 };
 
 /* 1 when key is a companion (its base and flag set; flag 0: skipped, a

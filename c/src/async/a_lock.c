@@ -225,6 +225,7 @@ static void alk_attempt(void *arg)
      * (its give-up, the hold's release; the same names: its keys stay) */
     if (a->w.ticket && a->k->held_grants && rlk_names_ticket_wakes(a->w.ticket))
         a->k = a->m.row = a->k->held_grants;
+    a->m.prev_sent_ms = a->m.start_ms;
     a->m.start_ms = rlk_ae_now_ms();    /* the lease's start, if it takes the lock */
     a->m.ticket = a->w.ticket;
     if (alk_send(a, a->k->acquire, a->k->acquire_args, a->lease_ms,

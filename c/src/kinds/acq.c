@@ -193,6 +193,9 @@ int rlk_acq_lost(rlk_acq *q, int rel, rlk_acq_act *a)
     q->rel = rel;
     if (!rel)
         rlk_acq_queues(q);
+    if (!rel && (q->row->flags & RLK_PROTO_GRANTS) && q->prev_sent_ms > 0 &&
+        q->prev_sent_ms < q->start_ms)
+        q->start_ms = q->prev_sent_ms;
     rlk_fam_count_field(q->row->hold, q->owner, a->field, sizeof a->field);
     /* A token row: the count, the hold's token and the PTTL in one read of its held script
      * (never the token of a holder that took the lock since); a value list: each value's count

@@ -77,6 +77,9 @@ typedef struct rlk_acq {
                                send (the driver sets it before a lost reply's read-back), or
                                for a token row's hold adopted by its read-back, when its lease
                                began by the PTTL read */
+    long long prev_sent_ms; /* the attempt before the one in flight: when it was sent (the
+                               driver's clock; 0: none); a held row's lost attempt counts its
+                               lease from it (rlk_acq_lost) */
     int adopt;              /* a settled lost acquire: adopt one hold after the give-back */
     int rel;                /* the read-back is of a lost release */
     int exact;              /* a value list's: every acquisition the client counts of the holder
@@ -128,7 +131,10 @@ int rlk_acq_adds(const rlk_acq *q, long long count);
  * nothing to cancel (both APIs). */
 int rlk_acq_held(rlk_acq *q, long long sent_ms, rlk_acq_act *a);
 
-/* A reply lost (rel: of a release, else of the acquire): READ. */
+/* A reply lost (rel: of a release, else of the acquire): READ. A held row's acquire
+ * (RLK_PROTO_GRANTS) counts the lease of a hold it finds from prev_sent_ms: had it never
+ * arrived, a held grant made after the attempt before it would hold the lock in its name since
+ * then. */
 int rlk_acq_lost(rlk_acq *q, int rel, rlk_acq_act *a);
 
 /* The read-back's reply r (fenced first), read at read_ms; why: the lost call's error text.

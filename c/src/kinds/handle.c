@@ -370,6 +370,7 @@ static int rlk_handle_attempt(void *arg, long long *ttl)
             rlk_handle_held_row(a);
         if (!a->quiet)
             RLK_RT_COUNT(b->rt, acquire_calls);
+        a->m.prev_sent_ms = a->sent_ns / RLK_NS_PER_MS;
         a->tl.claim_sent_ns = a->sent_ns = sent = rlk_clock_now_ns();
         rc = rlk_handle_evalt(b, &a->acquire, a->row->opt_keys, &a->v, a->ntail, a->tail, NULL,
                               NULL, &r);

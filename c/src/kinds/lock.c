@@ -140,7 +140,7 @@ const rlk_proto rlk_lock_held_row = {
     .cancel_args = "ticket claim_ms publish held", .cancel_keys = "who",
     .force = "reentrant/force_release", .force_args = "publish", .wait_channel = "channel",
     .wait = RLK_PROTO_WAIT_QUEUE, .grants = &rlk_lock_sub_rule, .renew = &rlk_lock_renew_task,
-    .renew_keys = "lock", .opt_keys = "who"};
+    .renew_keys = "lock", .opt_keys = "who", .flags = RLK_PROTO_GRANTS};
 
 const rlk_proto rlk_lock_row = {RLK_LOCK_ROW, RLK_LOCK_QUEUE,
                                 .acquire_args = "lease_ms owner ticket?", .renew_keys = "lock",

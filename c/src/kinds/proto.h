@@ -46,6 +46,9 @@ enum {
                                        from the values' fields (kinds/acq.h's
                                        rlk_acq_values_count), never ridden out (sent
                                        again blindly, runtime/wait.h) */
+#define RLK_PROTO_GRANTS 16         /* takes held grants (docs/runtime.md): a lost attempt that
+                                       never arrived may find the lock granted in its name by a
+                                       release after the attempt before it */
 
 /* One lock kind's protocol. ARGV lists name each argument as the script's
  * header does, separated by spaces: lease_ms, owner, ticket, claim_ms,
