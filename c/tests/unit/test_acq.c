@@ -643,18 +643,14 @@ static void test_held(void)
     /* A lost attempt that finds the lock in its name (it ran, or a held grant came after the
      * attempt before it, which a lost one that never arrived cannot tell apart): its lease
      * from that earlier attempt; the plain row's from its own send. */
-    mk(&q, k, 0, 0);
-    q.prev_sent_ms = 100, q.start_ms = 300;
-    rlk_acq_lost(&q, 0, &a);
-    rlk_acq_read(&q, s(1), 400, "reset", &a);
-    CHECKF(a.is == RLK_ACQ_RECORD && q.adopt && q.start_ms == 100,
-           "held row, lost attempt: adopted from %lld", q.start_ms);
-    mk(&q, &rlk_lock_row, 0, 0);
-    q.prev_sent_ms = 100, q.start_ms = 300;
-    rlk_acq_lost(&q, 0, &a);
-    rlk_acq_read(&q, s(1), 400, "reset", &a);
-    CHECKF(a.is == RLK_ACQ_RECORD && q.adopt && q.start_ms == 300,
-           "plain row, lost attempt: adopted from %lld", q.start_ms);
+    for (int held = 0; held < 2; held++) {
+        mk(&q, held ? k : &rlk_lock_row, 0, 0);
+        q.prev_sent_ms = 100, q.start_ms = 300;
+        rlk_acq_lost(&q, 0, &a);
+        rlk_acq_read(&q, s(1), 400, "reset", &a);
+        CHECKF(a.is == RLK_ACQ_RECORD && q.adopt && q.start_ms == (held ? 100 : 300),
+               "%s row, lost attempt: adopted from %lld", held ? "held" : "plain", q.start_ms);
+    }
     mk(&q, &rlk_lock_row, 0, 0);
     q.ticket = 33554437;
     rlk_acq_reply(&q, RLK_OK, NULL, i(-1), 100, &a);
