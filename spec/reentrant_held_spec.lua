@@ -21,7 +21,8 @@ local r = backend.new()
 local function tk(n) return string.format("%d", W + n) end
 local function wake(t) return CHANNEL .. ":rlk:" .. string.format("%d", math.floor(t / 1024)) end
 local function grant_msg(t) return string.format("%.0f", t * SHIFT) end
-local function held_msg(t) return string.format("%.0f", t * SHIFT + W) end
+local function held_num(t) return string.format("%.0f", t * SHIFT + W) end
+local function held_msg(t, owner) return held_num(t) .. " " .. owner end
 
 -- Today's argument lists.
 local function acquire(owner, ticket, lease)
@@ -67,8 +68,8 @@ describe("held grants: the values published", function()
       assert.is_true(v < 2 ^ 52)
       assert.equal(W, v % SHIFT)
       assert.equal(t, math.floor(v / SHIFT))
-      assert.equal(held_msg(t), string.format("%.0f", v))
-      assert.are_not.equal(grant_msg(t), held_msg(t))
+      assert.equal(held_num(t), string.format("%.0f", v))
+      assert.are_not.equal(grant_msg(t), held_num(t))
     end
   end)
 end)
@@ -192,7 +193,7 @@ describe("held grants: reentrant/release", function()
     assert.equal(3, release_h(A))
     assert.same({ B, "1" }, r:call("HGETALL", LOCK))
     sa.assert_pttl(r, LOCK, 20000, 20000 - sa.TTL_SLACK_MS)
-    assert.same({ { channel = wake(W + 1024), message = held_msg(W + 1024) } }, r:published())
+    assert.same({ { channel = wake(W + 1024), message = held_msg(W + 1024, B) } }, r:published())
     assert.equal(0, r:call("EXISTS", GRANT))
     assert.same({ tk(2048) }, queue())
     assert.equal(NIL, r:call("HGET", WHO, tk(1024)))
@@ -219,7 +220,7 @@ describe("held grants: reentrant/release", function()
     for _, p in ipairs(r:published()) do
       if p.channel ~= wake(W + 1024) then got[#got + 1] = { channel = p.channel, message = p.message } end
     end
-    assert.same({ { channel = wake(W + 2048), message = held_msg(W + 2048) } }, got)
+    assert.same({ { channel = wake(W + 2048), message = held_msg(W + 2048, C) } }, got)
   end)
 
   it("nobody listening at all: the lock is left free, 0 published, the records gone", function()
@@ -308,7 +309,7 @@ describe("held grants: reentrant/cancel", function()
     assert.equal(3, cancel_h(W + 1024))
     assert.same({ C, "1" }, r:call("HGETALL", LOCK))
     assert.same({ "held", tk(2048) .. " " .. C }, r:call("HGETALL", WHO))
-    assert.same({ { channel = wake(W + 2048), message = held_msg(W + 2048) } }, r:published())
+    assert.same({ { channel = wake(W + 2048), message = held_msg(W + 2048, C) } }, r:published())
   end)
 
   it("gives it back free, publishing 0, when nobody else waits", function()

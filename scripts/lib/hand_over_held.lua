@@ -5,8 +5,10 @@
 -- the waiter's reentrant/acquire with ARGV held), or nil: then exactly lib/hand_over. For each
 -- ticket t popped:
 --   t >= 2^25 with a record in who: the record goes (the ticket left the queue); the held grant
---     t * 2^26 + 2^25 is published on its wake channel (no value published before held grants
---     has bit 25 set there: those are t * 2^26). Reached a subscriber (its client listens): the
+--     "<t * 2^26 + 2^25> <owner>" is published on its wake channel (no value published before held
+--     grants has bit 25 set there: those are t * 2^26; the owner, so that a waiter of the same
+--     client, or of another client on the same wake channel, that drew the same ticket does not
+--     take it for its own). Reached a subscriber (its client listens): the
 --     lock is written in its name (HSET lock <owner> 1, PEXPIRE lock <lease_ms>) and who's field
 --     'held' -> "<t> <owner>" lets a later cancel or acquire of t recognise the grant (who lives
 --     60 s from then, as from a waiter's join: the mark may be all it holds). Reached
@@ -32,7 +34,8 @@ local function hand_over_held(head, lock, waiters, grant, who, claim_ms, channel
       end
       local wake = channel .. ':rlk:' .. string.format('%d', math.floor(t / 1024))
       if owner then
-        local n = redis.pcall(publish, wake, string.format('%.0f', t * 67108864 + 33554432))
+        local n = redis.pcall(publish, wake, string.format('%.0f', t * 67108864 + 33554432) .. ' '
+                              .. owner)
         if type(n) == 'number' and n > 0 then
           if reserved then
             redis.call('del', grant)

@@ -606,6 +606,7 @@ static int alk_listen(rlk_a_lockreq *a, const rlk_acq_act *x)
         return -1;
     }
     a->w.grants = x->wait == RLK_PROTO_WAIT_QUEUE ? a->mine : NULL;
+    a->w.owner = a->owner;      /* a held grant must name it */
     return rlk_a_wait_listen(&a->w, a->mine ? a->mine : a->channel, a->wait_ms);
 }
 

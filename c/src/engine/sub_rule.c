@@ -113,11 +113,21 @@ int rlk_sub_meaning(const rlk_sub_rule *rule, const char *payload, size_t len, l
     return (rule ? rule : &rlk_sub_rule_plain)->meaning(payload, len, head, next);
 }
 
-int rlk_sub_grants(const rlk_sub_rule *rule, const char *payload, size_t len, long long ticket)
+int rlk_sub_held_for(const char *payload, size_t len, long long at, const char *owner)
+{
+    return owner && at > 0 && (size_t)at <= len && strlen(owner) == len - (size_t)at &&
+           memcmp(payload + at, owner, len - (size_t)at) == 0;
+}
+
+int rlk_sub_grants(const rlk_sub_rule *rule, const char *payload, size_t len, long long ticket,
+                   const char *owner)
 {
     long long head, next;
-
     int kind = rlk_sub_meaning(rule, payload, len, &head, &next);
 
-    return (kind == RLK_SUB_MSG_GRANT || kind == RLK_SUB_MSG_HELD) && head == ticket ? kind : 0;
+    if (head != ticket)
+        return 0;
+    if (kind == RLK_SUB_MSG_HELD)
+        return rlk_sub_held_for(payload, len, next, owner) ? kind : 0;
+    return kind == RLK_SUB_MSG_GRANT ? kind : 0;
 }

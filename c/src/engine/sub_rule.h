@@ -25,7 +25,8 @@ enum rlk_sub_meaning {
     RLK_SUB_MSG_GRANT = 2,  /* a handoff: wakes the ticket waiter head, and next after its
                                claim window; the "0" that follows adds no permit */
     RLK_SUB_MSG_HELD = 3    /* a held handoff: the lock was written in the name of the ticket
-                               waiter head, who holds it on this message; no "0" follows */
+                               waiter head whose holder id the message ends with (next: where
+                               in the payload), who holds it on this message; no "0" follows */
 };
 
 /* A kind's rule for its channels' messages. */
@@ -42,10 +43,14 @@ extern const rlk_sub_rule rlk_sub_rule_plain;
  * decimal number of 8 to 16 digits in *x (RLK_SUB_MSG_GRANT), or RLK_SUB_MSG_ALL when it is not one
  * (the grant messages of the ticket queues: lib/hand_over.lua, lib/sem_grant.lua). */
 int rlk_sub_grant_number(const char *payload, size_t len, unsigned long long *x);
-/* RLK_SUB_MSG_GRANT or RLK_SUB_MSG_HELD when payload, read by rule, is a grant whose head is
- * ticket, else 0 (a driver that filters its own wake channel's messages: async/a_lock.c,
- * a_semq.c). */
-int rlk_sub_grants(const rlk_sub_rule *rule, const char *payload, size_t len, long long ticket);
+/* RLK_SUB_MSG_GRANT when payload, read by rule, is a grant whose head is ticket,
+ * RLK_SUB_MSG_HELD when it is a held grant of ticket and owner (NULL: none matches), else 0 (a
+ * driver that filters its own wake channel's messages: async/a_common.c). */
+int rlk_sub_grants(const rlk_sub_rule *rule, const char *payload, size_t len, long long ticket,
+                   const char *owner);
+/* 1 when a held grant's payload (len bytes) names owner from offset at on (its meaning's next),
+ * exactly. */
+int rlk_sub_held_for(const char *payload, size_t len, long long at, const char *owner);
 
 /* What one reply on a pub/sub connection is. */
 enum rlk_sub_frame_kind {

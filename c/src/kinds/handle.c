@@ -431,6 +431,7 @@ static int rlk_handle_queue(rlk_handle_acq *a, rlk_waiter *w, rlk_lq_node *node,
 
     /* A wake ticket, or a plain one where a grant's reach is not counted (names.h). */
     a->ticket.ticket = rlk_acq_ticket(rlk_client_counts_exact(b->c), b->rt->uuid);
+    a->ticket.owner = a->owner;         /* a held grant must name it */
     a->ticket.claim_ns = (RLK_FAM_CLAIM_MS + 5) * 1000000LL;
     wakes = rlk_names_ticket_wakes(a->ticket.ticket);
     w->ticket = &a->ticket;

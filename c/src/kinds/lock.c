@@ -12,6 +12,7 @@
  * unlock is a release: it always ends a delay.
  */
 #include <stdlib.h>
+#include <string.h>
 
 #include "client/clock.h"
 #include "client/error.h"
@@ -50,25 +51,27 @@ static const rlk_fam_kind rlk_lock_kind = {
 /* The reentrant lock's channel rule (runtime/sub.h): "0" wakes one; a grant
  * (reentrant/release, reentrant/cancel: the decimal head * 2^26 + next,
  * head >= 1, 8 to 16 digits) names the first and second tickets of the
- * server's queue; a held grant (lib/hand_over_held: head * 2^26 + 2^25, head a
- * wake ticket, on its wake channel only) names the ticket the lock was written
- * for; anything else wakes every waiter. */
+ * server's queue; a held grant (lib/hand_over_held: "<head * 2^26 + 2^25>
+ * <owner>", head a wake ticket, on its wake channel only) names the ticket and
+ * the holder id the lock was written for; anything else wakes every waiter. */
 static int rlk_lock_meaning(const char *payload, size_t len, long long *head, long long *next)
 {
+    const char *sp = payload ? memchr(payload, ' ', len) : NULL;
+    size_t nlen = sp ? (size_t)(sp - payload) : len;
     unsigned long long x;
-    int kind = rlk_sub_grant_number(payload, len, &x);
+    int kind = rlk_sub_grant_number(payload, nlen, &x);
 
-    if (kind != RLK_SUB_MSG_GRANT)
-        return kind;
-    if (x < (unsigned long long)RLK_NAMES_GRANT_SHIFT)
-        return RLK_SUB_MSG_ALL;
+    if (kind != RLK_SUB_MSG_GRANT || x < (unsigned long long)RLK_NAMES_GRANT_SHIFT)
+        return sp || kind == RLK_SUB_MSG_GRANT ? RLK_SUB_MSG_ALL : kind;
     *head = (long long)(x / RLK_NAMES_GRANT_SHIFT);
     *next = (long long)(x % RLK_NAMES_GRANT_SHIFT);
-    if (*next == RLK_NAMES_WAKE_TICKET_MIN && rlk_names_ticket_wakes(*head)) {
-        *next = 0;
-        return RLK_SUB_MSG_HELD;
-    }
-    return RLK_SUB_MSG_GRANT;
+    if (!sp)
+        return RLK_SUB_MSG_GRANT;   /* a bare held value (an older release): claimed as a grant,
+                                       which a held grant's owner acknowledges (it holds once) */
+    if (*next != RLK_NAMES_WAKE_TICKET_MIN || !rlk_names_ticket_wakes(*head) || nlen + 1 >= len)
+        return RLK_SUB_MSG_ALL;
+    *next = (long long)nlen + 1;    /* the owner's offset in the payload */
+    return RLK_SUB_MSG_HELD;
 }
 
 /* Also the read-write lock's (kinds/rwlock.c): its releases grant writers the same way. */

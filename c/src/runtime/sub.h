@@ -34,6 +34,8 @@ typedef struct rlk_sub_chan rlk_sub_chan;
 typedef struct rlk_sub_ticket {
     struct rlk_sub_ticket *next;
     long long ticket;           /* 1..2^26-1 */
+    const char *owner;          /* the waiter's holder id: a held grant must name it (NULL:
+                                   takes none) */
     long long claim_ns;         /* how long after a grant naming it second to wake */
     int granted;                /* a grant named it head, not yet taken by rlk_sub_wait */
     int held;                   /* that grant was held (RLK_SUB_MSG_HELD): the lock is the

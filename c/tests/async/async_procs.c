@@ -54,8 +54,11 @@ static void ap_unlocked(rlk_async *ac, const rlk_async_result *r, void *p)
     ap_task *t = p;
 
     (void)ac;
-    if (r->err != RLK_OK)
+    if (r->err != RLK_OK) {
+        fprintf(stderr, "ap: async release of %s: %d %s\n", t->name, r->err,
+                r->errstr ? r->errstr : "");
         t->fails++;
+    }
     t->iter++;
     ap_step(t);
 }
