@@ -38,7 +38,7 @@ typedef struct rlk_rt_counters {
     atomic_ullong lost_replies, lost_adopted, lost_not_run, lost_unsettled, lost_given_back;
     atomic_ullong held_grants;      /* acquisitions on a held grant (kinds/acq.h rlk_acq_held) */
     atomic_ullong held_turn;        /* releases of holds taken by waiting (kinds/lock.h
-                                       rlk_lock_release_held: every 8th frees the lock) */
+                                       rlk_lock_release_row: every 8th frees the lock) */
     /* The metrics (engine/metrics.h records them; rlk_metrics_get reads them). */
     atomic_int metrics_off;         /* rlk_metrics_set_enabled(c, 0) */
     atomic_ullong acquisitions[RLK_MKIND_COUNT][RLK_ACQ_RESULTS];

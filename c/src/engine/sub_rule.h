@@ -32,7 +32,8 @@ enum rlk_sub_meaning {
 /* A kind's rule for its channels' messages. */
 typedef struct rlk_sub_rule {
     /* The meaning of payload (len bytes; NULL: not a string); with
-     * RLK_SUB_MSG_GRANT, the head and next tickets it names (RLK_SUB_MSG_HELD: head). Called on the
+     * RLK_SUB_MSG_GRANT, the head and next tickets it names (RLK_SUB_MSG_HELD:
+     * head, and in next the offset of the holder id in payload). Called on the
      * subscriber thread with its lock held: no I/O, no waiting. */
     int (*meaning)(const char *payload, size_t len, long long *head, long long *next);
 } rlk_sub_rule;

@@ -355,7 +355,8 @@ static int rlk_handle_attempt(void *arg, long long *ttl)
     a->reserved = 0;
     if (a->ticket.took_held) {
         /* Woken by a held grant: the lock is in this owner's name since the release, which
-         * came after the last attempt (sent at tl.claim_sent_ns): its lease counts from it. */
+         * came after the last attempt (sent at sent_ns, replied busy): its lease counts from
+         * it. */
         a->ticket.took_held = 0;
         a->tl.claim_sent_ns = a->tl.claim_done_ns = rlk_clock_now_ns();
         rlk_acq_held(&a->m, a->sent_ns / RLK_NS_PER_MS, &x);

@@ -48,14 +48,14 @@ int rlk_handle_keys(rlk_fam_base *b, const char *names, const char *roles);
 
 /* ---------------------------------------------------------------- acquiring */
 
-/* One acquisition call of a lock kind: the head every kind fills
- * (rlk_handle_acq_start), then, for the one blocking driver of the rows
- * (rlk_handle_drive), the kind's row and what differs, and the driver's
- * state between attempts. */
 /* The datum (note_data) of a hold taken with a row's held_grants row: no lock-delay; its
  * release may hand the lock over held (kinds/lock.c). */
 #define RLK_LOCK_DATA_WAITED (-1)
 
+/* One acquisition call of a lock kind: the head every kind fills
+ * (rlk_handle_acq_start), then, for the one blocking driver of the rows
+ * (rlk_handle_drive), the kind's row and what differs, and the driver's
+ * state between attempts. */
 typedef struct rlk_handle_acq {
     void *handle;                   /* the kind's handle */
     rlk_fam_release_fn release;     /* its release call (handle, owner, lease): the undo; NULL:
