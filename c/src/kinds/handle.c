@@ -366,8 +366,9 @@ static int rlk_handle_attempt(void *arg, long long *ttl)
     while (x.is == RLK_ACQ_SEND) {
         a->m.ticket = a->v.ticket = rlk_wait_ticket_arg(&a->ticket, a->m.queued);  /* 0: none */
         /* Its first attempt with a wake ticket takes the row that takes held grants, and
-         * keeps it (its give-up, the hold's release) */
-        if (a->v.ticket && a->row->held_grants && rlk_names_ticket_wakes(a->ticket.ticket))
+         * keeps it (its give-up, the hold's release); not with a holder id others may share */
+        if (a->v.ticket && a->row->held_grants && a->ticket.owner &&
+            rlk_names_ticket_wakes(a->ticket.ticket))
             rlk_handle_held_row(a);
         if (!a->quiet)
             RLK_RT_COUNT(b->rt, acquire_calls);
@@ -432,7 +433,10 @@ static int rlk_handle_queue(rlk_handle_acq *a, rlk_waiter *w, rlk_lq_node *node,
 
     /* A wake ticket, or a plain one where a grant's reach is not counted (names.h). */
     a->ticket.ticket = rlk_acq_ticket(rlk_client_counts_exact(b->c), b->rt->uuid);
-    a->ticket.owner = a->owner;         /* a held grant must name it */
+    /* A held grant must name it; a holder id the application gave (rlk_lock_set_owner, a
+     * nested rlk lock) takes none: a process that shares it and drew the same ticket on the same
+     * wake channel would take the other's grant for its own */
+    a->ticket.owner = a->m.given ? NULL : a->owner;
     a->ticket.claim_ns = (RLK_FAM_CLAIM_MS + 5) * 1000000LL;
     wakes = rlk_names_ticket_wakes(a->ticket.ticket);
     w->ticket = &a->ticket;

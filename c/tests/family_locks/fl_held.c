@@ -9,6 +9,8 @@
  *              grant's message, the lock written in its name, no claim sent (its client counts
  *              one held grant, A's none: A claimed a reservation, its predecessor's hold was not
  *              taken by waiting)
+ *   given id   B with a holder id given to it (others may share it) takes no held grant: it
+ *              claims a reservation as before
  *   async      the same with an rlk_async waiter of this process as B
  *   stopped    B's process is stopped (SIGSTOP) before A's release: the grant reaches its
  *              client, the lock stays in its name for its lease (the stated bound), and the next
@@ -17,8 +19,9 @@
  *              Redisson's acquire on each "0") gets the lock while two rlk threads keep handing
  *              it over held: one release of 8 frees it
  *
- * A and B hold explicit holder ids (rlk_lock_set_owner): a waiter's thread takes the lock, the
- * main thread releases it. Every wait is bounded; no sleep stands in for a signal.
+ * A is a thread of this process that takes the lock by waiting and releases it when told; the
+ * holder ids are the clients' own (a given one, rlk_lock_set_owner, takes no held grants). Every
+ * wait is bounded; no sleep stands in for a signal.
  */
 #include "check.h"
 #include "fl_util.h"
@@ -44,11 +47,6 @@ static tk_stall stall;
 
 /* ------------------------------------------------------------ helpers */
 
-static int lock_wait(void *l)
-{
-    return rlk_lock_try_lock(l, 20000, 30000);
-}
-
 /* Bounded poll until the lock's queue holds n tickets: 0, or -1. */
 static int queued(const char *name, long long n)
 {
@@ -69,26 +67,72 @@ static unsigned long long held_grants(rlk_client *c)
     return rlk_metrics_get(c, &m) == RLK_OK ? m.held_grants : 0;
 }
 
-/* A holds name (its thread waited behind the main thread's uncontended hold and claimed the
- * reservation); la's owner "held-A". 0, or -1. */
-static int a_takes_by_waiting(rlk_lock *l0, rlk_lock *la, fl_waiter *wa, const char *name)
+/* A: a thread that waits for name behind the main thread's uncontended hold, holds it (the
+ * reservation claimed), and releases it when told (go). */
+typedef struct a_thread {
+    rlk_lock *l;
+    char owner[256];
+    int rc, urc;
+    tk_latch got, go, done;
+    pthread_t thread;
+} a_thread;
+
+static void *a_main(void *p)
 {
-    if (rlk_lock_try_lock(l0, 0, 30000) != RLK_OK || fl_waiter_start(wa, lock_wait, la) != 0 ||
-        queued(name, 1) != 0)
-        return -1;
-    return 0;
+    a_thread *a = p;
+
+    if (rlk_lock_owner(a->l, a->owner, sizeof a->owner) != RLK_OK)
+        a->owner[0] = '\0';
+    a->rc = rlk_lock_try_lock(a->l, 20000, 30000);
+    tk_latch_add(&a->got, 1);
+    if (a->rc == RLK_OK && tk_latch_wait(&a->go, 1, 30000) == 1)
+        a->urc = rlk_lock_unlock(a->l);
+    tk_latch_add(&a->done, 1);
+    return NULL;
 }
 
-/* The child: "wait URL NAME LEASE": its owner on a line, a wait with that fixed lease, then
- * "acq <rc> <held grants its client counts>" and, held, its release: "rel <rc>". */
-static int child_wait(const char *curl, const char *name, long long lease)
+/* Starts A on la once the main thread holds name through l0, and waits until A is queued.
+ * 0, or -1. */
+static int a_start(a_thread *a, rlk_lock *l0, rlk_lock *la, const char *name)
+{
+    memset(a, 0, sizeof *a);
+    a->l = la;
+    a->urc = -1;
+    tk_latch_init(&a->got), tk_latch_init(&a->go), tk_latch_init(&a->done);
+    if (rlk_lock_try_lock(l0, 0, 30000) != RLK_OK ||
+        pthread_create(&a->thread, NULL, a_main, a) != 0)
+        return -1;
+    return queued(name, 1);
+}
+
+/* A holds (after the main thread's release): RLK_OK, else what its wait returned. */
+static int a_holds(a_thread *a)
+{
+    return tk_latch_wait(&a->got, 1, 10000) == 1 ? a->rc : -100;
+}
+
+/* Tells A to release, and waits for it: what its unlock returned. */
+static int a_release(a_thread *a)
+{
+    tk_latch_add(&a->go, 1);
+    if (tk_latch_wait(&a->done, 1, 10000) != 1)
+        return -100;
+    pthread_join(a->thread, NULL);
+    return a->urc;
+}
+
+/* The child: "wait URL NAME LEASE [OWNER]": its owner on a line (OWNER: given to it,
+ * rlk_lock_set_owner), a wait with that fixed lease, then "acq <rc> <held grants its client
+ * counts>" and, held, its release: "rel <rc>". */
+static int child_wait(const char *curl, const char *name, long long lease, const char *given)
 {
     rlk_client *c = tk_connect(curl, 30000, 1);
     rlk_lock *l = c ? rlk_lock_new(c, name) : NULL;
     char owner[256];
     int rc;
 
-    if (!l || rlk_lock_owner(l, owner, sizeof owner) != RLK_OK)
+    if (!l || (given && rlk_lock_set_owner(l, given) != RLK_OK) ||
+        rlk_lock_owner(l, owner, sizeof owner) != RLK_OK)
         return 2;
     tk_say("owner %s", owner);
     rc = rlk_lock_try_lock(l, 60000, lease);
@@ -100,10 +144,12 @@ static int child_wait(const char *curl, const char *name, long long lease)
     return 0;
 }
 
-/* Starts B, a waiter child on name with lease: its owner into owner. 0, or -1. */
-static int start_b(tk_child *b, const char *name, const char *lease, char *owner, size_t len)
+/* Starts B, a waiter child on name with lease (given: its holder id, NULL: its own): its owner
+ * into owner. 0, or -1. */
+static int start_b(tk_child *b, const char *name, const char *lease, const char *given,
+                   char *owner, size_t len)
 {
-    const char *args[] = {"wait", url, name, lease, NULL};
+    const char *args[] = {"wait", url, name, lease, given, NULL};
     char line[300];
 
     if (tk_child_spawn(b, args) != 0 || tk_child_read_line(b, line, sizeof line, 15000) != 0 ||
@@ -114,41 +160,50 @@ static int start_b(tk_child *b, const char *name, const char *lease, char *owner
 
 /* ------------------------------------------------------------ blocking */
 
-static void test_blocking(void)
+/* B with its own holder id returns on a held grant; with one given to it (a holder id others
+ * may share: a nested rlk lock's) it takes none, and claims a reservation as before. */
+static void blocking(const char *given)
 {
-    const char *name = "held:b";
+    const char *name = given ? "held:g" : "held:b";
     rlk_client *c0 = tk_connect(url, 30000, 1), *ca = tk_connect(url, 30000, 1);
     rlk_lock *l0 = c0 ? rlk_lock_new(c0, name) : NULL, *la = ca ? rlk_lock_new(ca, name) : NULL;
     char owner[300], line[300];
     unsigned long long grants = 99;
     int rc = -1;
-    fl_waiter wa;
+    a_thread a;
     tk_child b;
 
     REQUIRE(l0 && la);
-    REQUIRE_INT_EQ(rlk_lock_set_owner(la, "held-A"), RLK_OK);
-    REQUIRE(a_takes_by_waiting(l0, la, &wa, name) == 0);
-    REQUIRE(start_b(&b, name, "30000", owner, sizeof owner) == 0);
+    REQUIRE(a_start(&a, l0, la, name) == 0);
+    REQUIRE(start_b(&b, name, "30000", given, owner, sizeof owner) == 0);
     REQUIRE(queued(name, 2) == 0);
     tk_stall_reset(&stall);
     CHECK_INT_EQ(rlk_lock_unlock(l0), RLK_OK);      /* plain: A's reservation, A claims */
-    REQUIRE(tk_latch_wait(&wa.done, 1, 10000) == 1);
-    pthread_join(wa.thread, NULL);
-    CHECK_INT_EQ(wa.rc, RLK_OK);
+    REQUIRE_INT_EQ(a_holds(&a), RLK_OK);
     CHECKF(held_grants(ca) == 0, "A claimed a reservation, yet counts %llu held grants",
            held_grants(ca));
-    CHECK_INT_EQ(tk_int(&srv, "HGET %s held-A", name), 1);
-    CHECK_INT_EQ(rlk_lock_unlock(la), RLK_OK);      /* A's hold came by waiting: held */
+    CHECK_INT_EQ(tk_int(&srv, "HGET %s %s", name, a.owner), 1);
+    CHECK_INT_EQ(a_release(&a), RLK_OK);            /* A's hold came by waiting: held */
     CHECK(tk_child_read_line(&b, line, sizeof line, 10000) == 0 &&
           sscanf(line, "acq %d %llu", &rc, &grants) == 2);
     CHECK_INT_EQ(rc, RLK_OK);
-    CHECKF(grants == 1, "B returned on %llu held grants, expected 1%s", grants,
-           tk_stall_note(&stall));
+    CHECKF(grants == (given ? 0 : 1), "B (%s holder id) returned on %llu held grants, expected "
+           "%d%s", given ? "a given" : "its own", grants, given ? 0 : 1, tk_stall_note(&stall));
     CHECK(tk_child_read_line(&b, line, sizeof line, 10000) == 0 && strcmp(line, "rel 0") == 0);
     tk_child_wait(&b, 5000);
     CHECK_INT_EQ(tk_int(&srv, "EXISTS %s", name), 0);
     rlk_lock_free(l0), rlk_lock_free(la);
     rlk_free(c0), rlk_free(ca);
+}
+
+static void test_blocking(void)
+{
+    blocking(NULL);
+}
+
+static void test_given_id(void)
+{
+    blocking("held-given-B");
 }
 
 /* ------------------------------------------------------------ async */
@@ -160,15 +215,14 @@ static void test_async(void)
     rlk_lock *l0 = c0 ? rlk_lock_new(c0, name) : NULL, *la = ca ? rlk_lock_new(ca, name) : NULL;
     char owner[160];
     rlk_metrics m;
-    fl_waiter wa;
+    a_thread a;
     ap_cl c;
     ap_res x;
 
     REQUIRE(l0 && la);
-    REQUIRE_INT_EQ(rlk_lock_set_owner(la, "held-A"), RLK_OK);
     REQUIRE(ap_cl_open(&c, url, 30000, 0, 0) == 0);
     snprintf(owner, sizeof owner, "%s:%llu", rlk_async_uuid(c.ac), TASK);
-    REQUIRE(a_takes_by_waiting(l0, la, &wa, name) == 0);
+    REQUIRE(a_start(&a, l0, la, name) == 0);
     memset(&x, 0, sizeof x);
     AP_REQ(rlk_async_lock(c.ac, RLK_KIND_LOCK, name, TASK, 20000, 30000, ap_on_res, &x));
     for (int i = 0; i < 500 && tk_int(&srv, "LLEN {%s}:rlk_waiters", name) < 2; i++)
@@ -176,10 +230,8 @@ static void test_async(void)
     REQUIRE_INT_EQ(tk_int(&srv, "LLEN {%s}:rlk_waiters", name), 2);
     tk_stall_reset(&stall);
     CHECK_INT_EQ(rlk_lock_unlock(l0), RLK_OK);
-    REQUIRE(tk_latch_wait(&wa.done, 1, 10000) == 1);
-    pthread_join(wa.thread, NULL);
-    CHECK_INT_EQ(wa.rc, RLK_OK);
-    CHECK_INT_EQ(rlk_lock_unlock(la), RLK_OK);      /* held: to the async waiter */
+    REQUIRE_INT_EQ(a_holds(&a), RLK_OK);
+    CHECK_INT_EQ(a_release(&a), RLK_OK);            /* held: to the async waiter */
     REQUIRE(ap_wait_res(&c, &x, 10000));
     CHECK_INT_EQ(x.err, RLK_OK);
     CHECK_INT_EQ(tk_int(&srv, "HGET %s %s", name, owner), 1);
@@ -208,22 +260,19 @@ static void test_stopped_grantee(void)
              *ld = cd ? rlk_lock_new(cd, name) : NULL;
     char owner[300];
     long long t0, waited;
-    fl_waiter wa;
+    a_thread a;
     tk_child b;
 
     REQUIRE(l0 && la && ld);
-    REQUIRE_INT_EQ(rlk_lock_set_owner(la, "held-A"), RLK_OK);
-    REQUIRE(a_takes_by_waiting(l0, la, &wa, name) == 0);
-    REQUIRE(start_b(&b, name, "2000", owner, sizeof owner) == 0);
+    REQUIRE(a_start(&a, l0, la, name) == 0);
+    REQUIRE(start_b(&b, name, "2000", NULL, owner, sizeof owner) == 0);
     REQUIRE(queued(name, 2) == 0);
     CHECK_INT_EQ(rlk_lock_unlock(l0), RLK_OK);
-    REQUIRE(tk_latch_wait(&wa.done, 1, 10000) == 1);
-    pthread_join(wa.thread, NULL);
-    REQUIRE_INT_EQ(wa.rc, RLK_OK);
+    REQUIRE_INT_EQ(a_holds(&a), RLK_OK);
     REQUIRE(kill(b.pid, SIGSTOP) == 0);
     tk_stall_reset(&stall);
     t0 = rlk_fx_now_ms();
-    CHECK_INT_EQ(rlk_lock_unlock(la), RLK_OK);      /* held, to a client that cannot read it */
+    CHECK_INT_EQ(a_release(&a), RLK_OK);            /* held, to a client that cannot read it */
     CHECKF(tk_int(&srv, "HGET %s %s", name, owner) == 1,
            "the stopped waiter was not granted the lock held (field %s)", owner);
     CHECK_INT_EQ(rlk_lock_try_lock(ld, 20000, 30000), RLK_OK);
@@ -356,11 +405,12 @@ int main(int argc, char **argv)
 {
     char self[512];
 
-    if (argc == 5 && strcmp(argv[1], "wait") == 0)
-        return child_wait(argv[2], argv[3], atoll(argv[4]));
+    if ((argc == 5 || argc == 6) && strcmp(argv[1], "wait") == 0)
+        return child_wait(argv[2], argv[3], atoll(argv[4]), argc == 6 ? argv[5] : NULL);
     if (fl_suite_begin("fl_held", &srv, url, sizeof url, &stall, self, sizeof self) != 0)
         return 1;
     RUN_TEST(test_blocking);
+    RUN_TEST(test_given_id);
     RUN_TEST(test_async);
     RUN_TEST(test_stopped_grantee);
     if (!getenv("RLK_TEST_FUNCTIONS"))     /* it runs Redisson's script by EVAL */
