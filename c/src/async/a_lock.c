@@ -223,8 +223,8 @@ static void alk_attempt(void *arg)
     }
     /* Its first attempt with a wake ticket takes the row that takes held grants, and keeps it
      * (its give-up, the hold's release; the same names: its keys stay) */
-    if (a->w.ticket && a->k->held_grants && rlk_names_ticket_wakes(a->w.ticket))
-        a->k = a->m.row = a->k->held_grants;
+    if (rlk_acq_take_held(&a->m, a->w.ticket))
+        a->k = a->m.row;
     a->m.prev_sent_ms = a->m.start_ms;
     a->m.start_ms = rlk_ae_now_ms();    /* the lease's start, if it takes the lock */
     a->m.ticket = a->w.ticket;

@@ -164,6 +164,14 @@ int rlk_acq_reply(rlk_acq *q, int rc, const char *errstr, const redisReply *r, l
     }
 }
 
+int rlk_acq_take_held(rlk_acq *q, long long ticket)
+{
+    if (!ticket || !q->row->held_grants || q->given || !rlk_names_ticket_wakes(ticket))
+        return 0;
+    q->row = q->row->held_grants;
+    return 1;
+}
+
 int rlk_acq_held(rlk_acq *q, long long sent_ms, rlk_acq_act *a)
 {
     memset(a, 0, sizeof *a);

@@ -126,6 +126,11 @@ int rlk_acq_doubt_kind(const rlk_acq *q, const char *errstr, long long reads);
  * one-hold row's hold counts once, whatever re-took it). */
 int rlk_acq_adds(const rlk_acq *q, long long count);
 
+/* Before an attempt with ticket: 1 when it takes the row's held_grants row from now on (q->row
+ * is that row then; the caller's own row pointer follows): a wake ticket, a row that has one,
+ * and a holder id of the client's own (not a given one, which others may share). Both APIs. */
+int rlk_acq_take_held(rlk_acq *q, long long ticket);
+
 /* A held grant read (its message: the release wrote the lock in the owner's name, after the
  * last acquire the waiter sent, at sent_ms, from which its lease counts): RECORD, nothing sent,
  * nothing to cancel (both APIs). */

@@ -326,11 +326,11 @@ int rlk_handle_unlock(rlk_fam_base *b, const rlk_proto *row, const char *what,
 
 /* ---------------------------------------------------------------- the driver */
 
-/* The waiter takes its row's held_grants row: its attempts, its give-up, and (the reentrant
- * lock's datum, kinds/lock.c) the release of the hold it gets. */
+/* The waiter took its row's held_grants row (rlk_acq_take_held): its attempts, its give-up,
+ * and (the reentrant lock's datum, kinds/lock.c) the release of the hold it gets. */
 static void rlk_handle_held_row(rlk_handle_acq *a)
 {
-    a->row = a->m.row = a->row->held_grants;
+    a->row = a->m.row;
     a->acquire = (rlk_proto_call){a->row->acquire, a->row->acquire_args};
     if (a->note_data)
         a->v.delay_ms = RLK_LOCK_DATA_WAITED;
@@ -365,10 +365,9 @@ static int rlk_handle_attempt(void *arg, long long *ttl)
     }
     while (x.is == RLK_ACQ_SEND) {
         a->m.ticket = a->v.ticket = rlk_wait_ticket_arg(&a->ticket, a->m.queued);  /* 0: none */
-        /* Its first attempt with a wake ticket takes the row that takes held grants, and
-         * keeps it (its give-up, the hold's release); not with a holder id others may share */
-        if (a->v.ticket && a->row->held_grants && a->ticket.owner &&
-            rlk_names_ticket_wakes(a->ticket.ticket))
+        /* Its first attempt with a wake ticket may take the row that takes held grants, and
+         * keeps it (its give-up, the hold's release) */
+        if (rlk_acq_take_held(&a->m, a->v.ticket))
             rlk_handle_held_row(a);
         if (!a->quiet)
             RLK_RT_COUNT(b->rt, acquire_calls);

@@ -623,6 +623,14 @@ static void test_held(void)
     rlk_acq_act a;
 
     CHECK(rlk_lock_row.held_grants == k && !k->held_grants && !rlk_lock_delay_row.held_grants);
+    /* who takes the held row: a wake ticket, the client's own holder id, a row that has one */
+    mk(&q, &rlk_lock_row, 0, 0);
+    CHECK(!rlk_acq_take_held(&q, 0) && !rlk_acq_take_held(&q, 5) && q.row == &rlk_lock_row);
+    CHECK(rlk_acq_take_held(&q, 33554437) && q.row == k && !rlk_acq_take_held(&q, 33554437));
+    mk(&q, &rlk_lock_row, 1, 0);                                /* a given holder id */
+    CHECK(!rlk_acq_take_held(&q, 33554437) && q.row == &rlk_lock_row);
+    mk(&q, &rlk_lock_delay_row, 0, 0);
+    CHECK(!rlk_acq_take_held(&q, 33554437) && q.row == &rlk_lock_delay_row);
     CHECK_INT_EQ(rlk_proto_build_with(&(rlk_proto_call){k->acquire, k->acquire_args},
                                       k->opt_keys, NULL, NULL, "res", &v, &b), 0);
     CHECKF(b.nkeys == 4 && strcmp(b.keys[3], "{res}:rlk_who") == 0 && b.nargs == 4 &&
