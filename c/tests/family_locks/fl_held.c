@@ -170,7 +170,7 @@ static void blocking(const char *given)
     char owner[300], line[300];
     unsigned long long grants = 99;
     int rc = -1;
-    a_thread a;
+    static a_thread a;  /* static: a thread left behind by a failed check keeps its memory */
     tk_child b;
 
     REQUIRE(l0 && la);
@@ -215,7 +215,7 @@ static void test_async(void)
     rlk_lock *l0 = c0 ? rlk_lock_new(c0, name) : NULL, *la = ca ? rlk_lock_new(ca, name) : NULL;
     char owner[160];
     rlk_metrics m;
-    a_thread a;
+    static a_thread a;  /* static: a thread left behind by a failed check keeps its memory */
     ap_cl c;
     ap_res x;
 
@@ -260,7 +260,7 @@ static void test_stopped_grantee(void)
              *ld = cd ? rlk_lock_new(cd, name) : NULL;
     char owner[300];
     long long t0, waited;
-    a_thread a;
+    static a_thread a;  /* static: a thread left behind by a failed check keeps its memory */
     tk_child b;
 
     REQUIRE(l0 && la && ld);
