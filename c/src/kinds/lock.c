@@ -121,29 +121,27 @@ const rlk_renew_task rlk_lock_renew_task = {
 
 /* ---------------------------------------------------------------- rows (kinds/proto.h) */
 
-/* What the reentrant lock's rows share: its scripts, renewed by its task; RLK_LOCK_QUEUE: and
- * a waiter queued in the server's queue of tickets, woken by the grant that names it. */
-#define RLK_LOCK_ROW                                                                              \
+/* What the reentrant lock's rows share: its scripts, renewed by its task (RLK_LOCK_ROW: with the
+ * plain release's ARGV); RLK_LOCK_WAITS: a waiter queued in the server's queue of tickets, woken
+ * by the grant that names it (RLK_LOCK_QUEUE: with the plain cancel's ARGV). */
+#define RLK_LOCK_SCRIPTS                                                                          \
     .what = "lock", .hold = RLK_KIND_LOCK, .names = "reentrant", .acquire = "reentrant/acquire", \
-    .release = "reentrant/release", .release_args = "owner lease_ms claim_ms? publish?",         \
-    .force = "reentrant/force_release", .force_args = "publish", .wait_channel = "channel",     \
-    .renew = &rlk_lock_renew_task
-#define RLK_LOCK_QUEUE                                                                            \
-    .cancel = "reentrant/cancel", .cancel_args = "ticket claim_ms publish",                     \
-    .wait = RLK_PROTO_WAIT_QUEUE, .grants = &rlk_lock_sub_rule
+    .release = "reentrant/release", .force = "reentrant/force_release", .force_args = "publish", \
+    .wait_channel = "channel", .renew = &rlk_lock_renew_task
+#define RLK_LOCK_WAITS                                                                            \
+    .cancel = "reentrant/cancel", .wait = RLK_PROTO_WAIT_QUEUE, .grants = &rlk_lock_sub_rule
+#define RLK_LOCK_ROW RLK_LOCK_SCRIPTS, .release_args = "owner lease_ms claim_ms? publish?"
+#define RLK_LOCK_QUEUE RLK_LOCK_WAITS, .cancel_args = "ticket claim_ms publish"
 
 /* A waiter that queues with a wake ticket takes held grants (docs/runtime.md, "Held grants"):
  * its attempts, its give-up and the release of the hold it got by waiting name the waiters'
  * records {name}:rlk_who and say held; a release that finds a waiter who takes them writes the
  * lock in its name, and that waiter holds on the grant's message, no claim sent. */
 const rlk_proto rlk_lock_held_row = {
-    .what = "lock", .hold = RLK_KIND_LOCK, .names = "reentrant", .acquire = "reentrant/acquire",
-    .acquire_args = "lease_ms owner ticket held", .release = "reentrant/release",
-    .release_args = "owner lease_ms claim_ms publish held", .cancel = "reentrant/cancel",
-    .cancel_args = "ticket claim_ms publish held", .cancel_keys = "who",
-    .force = "reentrant/force_release", .force_args = "publish", .wait_channel = "channel",
-    .wait = RLK_PROTO_WAIT_QUEUE, .grants = &rlk_lock_sub_rule, .renew = &rlk_lock_renew_task,
-    .renew_keys = "lock", .opt_keys = "who", .flags = RLK_PROTO_GRANTS};
+    RLK_LOCK_SCRIPTS, RLK_LOCK_WAITS, .acquire_args = "lease_ms owner ticket held",
+    .release_args = "owner lease_ms claim_ms publish held",
+    .cancel_args = "ticket claim_ms publish held", .cancel_keys = "who", .renew_keys = "lock",
+    .opt_keys = "who", .flags = RLK_PROTO_GRANTS};
 
 const rlk_proto rlk_lock_row = {RLK_LOCK_ROW, RLK_LOCK_QUEUE,
                                 .acquire_args = "lease_ms owner ticket?", .renew_keys = "lock",
