@@ -15,6 +15,11 @@
  *   stopped    B's process is stopped (SIGSTOP) before A's release: the grant reaches its
  *              client, the lock stays in its name for its lease (the stated bound), and the next
  *              waiter acquires within that lease and a slack, not before half of it
+ *   lost       B's subscriber is killed while B cannot run (its process stopped; the async
+ *              waiter's loop not driven), before A's release (nobody hears it: B is passed over,
+ *              not granted) or after it (granted held; the message is normally still read before
+ *              the connection's end, else B learns of the grant by attempting again): B, back,
+ *              holds once, and its one unlock frees the lock
  *   redisson   a Redisson waiter (a raw client: it listens on the lock's channel and runs
  *              Redisson's acquire on each "0") gets the lock while two rlk threads keep handing
  *              it over held: one release of 8 frees it
@@ -35,6 +40,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #define SLACK_MS 1500       /* scheduling and round trips on a shared 2-core VM */
@@ -55,6 +61,63 @@ static int queued(const char *name, long long n)
     while (rlk_fx_now_ms() < until) {
         if (tk_int(&srv, "LLEN {%s}:rlk_waiters", name) == n)
             return 0;
+        rlk_fx_sleep_ms(2);
+    }
+    return -1;
+}
+
+/* How many connections hear channel: 0, 1, ..., or -1. */
+static long long numsub(const char *channel)
+{
+    redisContext *x = rlk_fx_connect(&srv);
+    redisReply *r = x ? redisCommand(x, "PUBSUB NUMSUB %s", channel) : NULL;
+    long long n = r && r->type == REDIS_REPLY_ARRAY && r->elements == 2 &&
+                          r->element[1]->type == REDIS_REPLY_INTEGER
+                      ? r->element[1]->integer
+                      : -1;
+
+    if (r)
+        freeReplyObject(r);
+    if (x)
+        redisFree(x);
+    return n;
+}
+
+/* The wake channel of the first waiter in name's queue (its ticket / 1024 names it) into
+ * channel (len bytes): 0, or -1. */
+static int wake_channel(const char *name, char *channel, size_t len)
+{
+    long long t = tk_int(&srv, "LINDEX {%s}:rlk_waiters 0", name);
+
+    return t >= 1024 && (size_t)snprintf(channel, len, "redisson_lock__channel:{%s}:rlk:%lld",
+                                         name, t / 1024) < len
+               ? 0
+               : -1;
+}
+
+/* Kills every pub/sub connection, the subscriber of a waiter that cannot run meanwhile among
+ * them, and checks that nobody hears that waiter's wake channel: a grant published there now is
+ * lost. 0, or -1. */
+static int deafen(const char *channel)
+{
+    return tk_command_ok(&srv, "CLIENT KILL TYPE pubsub") == 0 && numsub(channel) == 0 ? 0 : -1;
+}
+
+/* Stops the child pid and waits until every thread of it has stopped (its stop reported to
+ * waitpid, bounded: 5 s): 0, or -1. */
+static int stop_child(pid_t pid)
+{
+    int st;
+
+    if (kill(pid, SIGSTOP) != 0)
+        return -1;
+    for (long long until = rlk_fx_now_ms() + 5000; rlk_fx_now_ms() < until;) {
+        pid_t r = waitpid(pid, &st, WUNTRACED | WNOHANG);
+
+        if (r == pid)
+            return WIFSTOPPED(st) ? 0 : -1;
+        if (r < 0)
+            return -1;
         rlk_fx_sleep_ms(2);
     }
     return -1;
@@ -269,7 +332,7 @@ static void test_stopped_grantee(void)
     REQUIRE(queued(name, 2) == 0);
     CHECK_INT_EQ(rlk_lock_unlock(l0), RLK_OK);
     REQUIRE_INT_EQ(a_holds(&a), RLK_OK);
-    REQUIRE(kill(b.pid, SIGSTOP) == 0);
+    REQUIRE(stop_child(b.pid) == 0);
     tk_stall_reset(&stall);
     t0 = rlk_fx_now_ms();
     CHECK_INT_EQ(a_release(&a), RLK_OK);            /* held, to a client that cannot read it */
@@ -288,6 +351,119 @@ static void test_stopped_grantee(void)
     tk_child_kill(&b);
     rlk_lock_free(l0), rlk_lock_free(la), rlk_lock_free(ld);
     rlk_free(c0), rlk_free(ca), rlk_free(cd);
+}
+
+/* ------------------------------------------------------------ a lost grant message */
+
+/* B (a child, stopped) loses its subscriber before A's release (deaf: the release, heard by
+ * nobody, passes B over and frees the lock) or just after it (the grant written in B's name).
+ * Continued, B holds once either way, and its one unlock frees the lock. */
+static void lost_grant(int deaf)
+{
+    const char *name = deaf ? "held:ld" : "held:ll";
+    rlk_client *c0 = tk_connect(url, 30000, 1), *ca = tk_connect(url, 30000, 1);
+    rlk_lock *l0 = c0 ? rlk_lock_new(c0, name) : NULL, *la = ca ? rlk_lock_new(ca, name) : NULL;
+    char owner[300], line[300], channel[200];
+    unsigned long long grants = 0;
+    int rc = -1;
+    static a_thread a;  /* static: a thread left behind by a failed check keeps its memory */
+    tk_child b;
+
+    REQUIRE(l0 && la);
+    REQUIRE(a_start(&a, l0, la, name) == 0);
+    REQUIRE(start_b(&b, name, "30000", NULL, owner, sizeof owner) == 0);
+    REQUIRE(queued(name, 2) == 0);
+    CHECK_INT_EQ(rlk_lock_unlock(l0), RLK_OK);
+    REQUIRE_INT_EQ(a_holds(&a), RLK_OK);
+    REQUIRE(stop_child(b.pid) == 0);
+    REQUIRE(wake_channel(name, channel, sizeof channel) == 0);
+    REQUIRE(!deaf || deafen(channel) == 0);
+    tk_stall_reset(&stall);
+    CHECK_INT_EQ(a_release(&a), RLK_OK);
+    CHECKF(tk_count(&srv, "HGET %s %s", name, owner) == !deaf,
+           deaf ? "a release heard by nobody granted the lock to the deaf waiter (field %s)"
+                : "the waiter was not granted the lock held (field %s)", owner);
+    REQUIRE(deaf || deafen(channel) == 0);
+    REQUIRE(kill(b.pid, SIGCONT) == 0);
+    CHECK(tk_child_read_line(&b, line, sizeof line, 15000) == 0 &&
+          sscanf(line, "acq %d %llu", &rc, &grants) == 2);
+    CHECKF(rc == RLK_OK, "B, its grant's message lost (%s), returned %d: it should have "
+           "attempted again once subscribed, well within its lease of 30 s%s",
+           deaf ? "deaf at the release" : "killed after it", rc, tk_stall_note(&stall));
+    tk_say("lost grant (%s): B holds; %llu held grants read", deaf ? "deaf" : "after", grants);
+    CHECK(tk_child_read_line(&b, line, sizeof line, 10000) == 0 && strcmp(line, "rel 0") == 0);
+    tk_child_wait(&b, 5000);
+    CHECKF(tk_int(&srv, "EXISTS %s", name) == 0,
+           "B's one unlock left the lock behind (count %lld): its attempt counted the held "
+           "grant as a re-entry", tk_count(&srv, "HGET %s %s", name, owner));
+    rlk_lock_free(l0), rlk_lock_free(la);
+    rlk_free(c0), rlk_free(ca);
+}
+
+static void test_lost_grant_deaf(void)
+{
+    lost_grant(1);
+}
+
+static void test_lost_grant_after(void)
+{
+    lost_grant(0);
+}
+
+/* The same with an rlk_async waiter: its loop does not run meanwhile. */
+static void lost_grant_async(int deaf)
+{
+    const char *name = deaf ? "held:lad" : "held:lal";
+    rlk_client *c0 = tk_connect(url, 30000, 1), *ca = tk_connect(url, 30000, 1);
+    rlk_lock *l0 = c0 ? rlk_lock_new(c0, name) : NULL, *la = ca ? rlk_lock_new(ca, name) : NULL;
+    char owner[160], channel[200];
+    static a_thread a;  /* static: a thread left behind by a failed check keeps its memory */
+    ap_cl c;
+    ap_res x;
+
+    REQUIRE(l0 && la);
+    REQUIRE(ap_cl_open(&c, url, 30000, 0, 0) == 0);
+    snprintf(owner, sizeof owner, "%s:%llu", rlk_async_uuid(c.ac), TASK);
+    REQUIRE(a_start(&a, l0, la, name) == 0);
+    memset(&x, 0, sizeof x);
+    AP_REQ(rlk_async_lock(c.ac, RLK_KIND_LOCK, name, TASK, 20000, 30000, ap_on_res, &x));
+    for (int i = 0; i < 500 && tk_int(&srv, "LLEN {%s}:rlk_waiters", name) < 2; i++)
+        aloop_run_until(c.l, NULL, NULL, 20);
+    REQUIRE_INT_EQ(tk_int(&srv, "LLEN {%s}:rlk_waiters", name), 2);
+    CHECK_INT_EQ(rlk_lock_unlock(l0), RLK_OK);
+    REQUIRE_INT_EQ(a_holds(&a), RLK_OK);
+    REQUIRE(wake_channel(name, channel, sizeof channel) == 0);
+    REQUIRE(!deaf || deafen(channel) == 0);
+    tk_stall_reset(&stall);
+    CHECK_INT_EQ(a_release(&a), RLK_OK);
+    CHECKF(tk_count(&srv, "HGET %s %s", name, owner) == !deaf,
+           deaf ? "a release heard by nobody granted the lock to the deaf async waiter"
+                : "the async waiter was not granted the lock held");
+    REQUIRE(deaf || deafen(channel) == 0);
+    REQUIRE(ap_wait_res(&c, &x, 15000));
+    CHECKF(x.err == RLK_OK, "the async waiter, its grant's message lost (%s), returned %d%s",
+           deaf ? "deaf at the release" : "killed after it", x.err, tk_stall_note(&stall));
+    memset(&x, 0, sizeof x);
+    AP_REQ(rlk_async_unlock(c.ac, RLK_KIND_LOCK, name, TASK, ap_on_res, &x));
+    REQUIRE(ap_wait_res(&c, &x, 10000));
+    CHECK_INT_EQ(x.err, RLK_OK);
+    CHECKF(tk_int(&srv, "EXISTS %s", name) == 0,
+           "the async waiter's one unlock left the lock behind (count %lld)",
+           tk_count(&srv, "HGET %s %s", name, owner));
+    CHECK_INT_EQ(ap_rule_breaks, 0);
+    ap_cl_close(&c);
+    rlk_lock_free(l0), rlk_lock_free(la);
+    rlk_free(c0), rlk_free(ca);
+}
+
+static void test_lost_grant_async_deaf(void)
+{
+    lost_grant_async(1);
+}
+
+static void test_lost_grant_async_after(void)
+{
+    lost_grant_async(0);
 }
 
 /* ------------------------------------------------------------ a Redisson waiter */
@@ -413,6 +589,10 @@ int main(int argc, char **argv)
     RUN_TEST(test_given_id);
     RUN_TEST(test_async);
     RUN_TEST(test_stopped_grantee);
+    RUN_TEST(test_lost_grant_deaf);
+    RUN_TEST(test_lost_grant_after);
+    RUN_TEST(test_lost_grant_async_deaf);
+    RUN_TEST(test_lost_grant_async_after);
     if (!getenv("RLK_TEST_FUNCTIONS"))     /* it runs Redisson's script by EVAL */
         RUN_TEST(test_redisson_waiter);
     else
