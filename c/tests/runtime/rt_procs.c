@@ -663,7 +663,7 @@ static int recheck_round(rlk_lock *l, int killed, int last)
     const char *args[] = {"join", url, "20000", NULL};
     tk_child grantee, joiner;
     long long start = 0, at_ms = 0, elapsed;
-    int rc = -1, reserved, checked;
+    int rc = -1, reserved, checked, status;
     char line[64];
 
     if (!CHECK(rlk_lock_lock(l, 10000) == RLK_OK) ||
@@ -675,6 +675,8 @@ static int recheck_round(rlk_lock *l, int killed, int last)
                strcmp(line, "ready") == 0))
         return 1;
     kill(grantee.pid, SIGSTOP);
+    /* Every thread stopped before the release: its subscriber must not read the grant. */
+    CHECK(waitpid(grantee.pid, &status, WUNTRACED) == grantee.pid && WIFSTOPPED(status));
     tk_stall_reset(&stall);
     CHECK_INT_EQ(rlk_lock_unlock(l), RLK_OK);
     if (killed)     /* reaped after the joiner went: reaping an ASan process can outlast the
