@@ -347,7 +347,7 @@ static int rlk_handle_attempt(void *arg, long long *ttl)
     long long sent;
     redisReply *r = NULL;
     rlk_acq_act x = {.is = RLK_ACQ_SEND};
-    int rc, k;
+    int rc, k, held = a->ticket.took_held;
 
     a->tl.rx_ns = a->ticket.rx_ns;      /* what woke this attempt, if anything */
     a->tl.woken_ns = a->ticket.woken_ns;
@@ -400,8 +400,10 @@ static int rlk_handle_attempt(void *arg, long long *ttl)
             rlk_lq_note_first(a->q, a->wide);
         return RLK_ERR_BUSY;
     }
-    if (a->ticket.ticket && a->v.ticket >= 0)
-        rlk_lq_note_first(a->q, 0);     /* taken at once: nobody to wait for, no hint */
+    /* Taken at once: nobody to wait for, no hint. Not a held grant, which went to the first in
+     * the queue (the hint its last attempt left stands: the next head joins early). */
+    if (!held && a->ticket.ticket && a->v.ticket >= 0)
+        rlk_lq_note_first(a->q, 0);
     /* The hold's datum, by the acquisition that made the entry only (a re-entry keeps the
      * hold's) */
     if (a->note_data)

@@ -20,6 +20,9 @@
  *              not granted) or after it (granted held; the message is normally still read before
  *              the connection's end, else B learns of the grant by attempting again): B, back,
  *              holds once, and its one unlock frees the lock
+ *   next head  threads of one process: the head after one that got a held grant expects to be
+ *              first in the server's queue too, and attempts once (joined to the lock's channel
+ *              before it)
  *   redisson   a Redisson waiter (a raw client: it listens on the lock's channel and runs
  *              Redisson's acquire on each "0") gets the lock while two rlk threads keep handing
  *              it over held: one release of 8 frees it
@@ -33,6 +36,8 @@
 
 #include "aloop.h"
 #include "async_procs.h"
+#include "client/client_t.h"
+#include "runtime/lq.h"
 
 #include <pthread.h>
 #include <signal.h>
@@ -154,16 +159,21 @@ static void *a_main(void *p)
     return NULL;
 }
 
+/* Starts a thread like A waiting on l: 0, or -1. */
+static int a_spawn(a_thread *a, rlk_lock *l)
+{
+    memset(a, 0, sizeof *a);
+    a->l = l;
+    a->urc = -1;
+    tk_latch_init(&a->got), tk_latch_init(&a->go), tk_latch_init(&a->done);
+    return pthread_create(&a->thread, NULL, a_main, a) == 0 ? 0 : -1;
+}
+
 /* Starts A on la once the main thread holds name through l0, and waits until A is queued.
  * 0, or -1. */
 static int a_start(a_thread *a, rlk_lock *l0, rlk_lock *la, const char *name)
 {
-    memset(a, 0, sizeof *a);
-    a->l = la;
-    a->urc = -1;
-    tk_latch_init(&a->got), tk_latch_init(&a->go), tk_latch_init(&a->done);
-    if (rlk_lock_try_lock(l0, 0, 30000) != RLK_OK ||
-        pthread_create(&a->thread, NULL, a_main, a) != 0)
+    if (rlk_lock_try_lock(l0, 0, 30000) != RLK_OK || a_spawn(a, la) != 0)
         return -1;
     return queued(name, 1);
 }
@@ -466,6 +476,68 @@ static void test_lost_grant_async_after(void)
     lost_grant_async(0);
 }
 
+/* ------------------------------------------------------------ the next head's one attempt */
+
+/* Bounded poll until n threads of this process wait for the lock of q (the head included):
+ * 0, or -1. */
+static int lq_waiting(rlk_lq *q, int n)
+{
+    long long until = rlk_fx_now_ms() + 10000;
+
+    while (rlk_lq_waiting(q) != n && rlk_fx_now_ms() < until)
+        rlk_fx_sleep_ms(2);
+    return rlk_lq_waiting(q) == n ? 0 : -1;
+}
+
+/* Threads of one process (each with its own client, to count its attempts) queue behind each
+ * other locally, and only the head is in the server's queue. A (first there) claims after the
+ * main thread's plain release; B, head then, joins the lock's channel before its one attempt
+ * (A was first: so will B be) and gets A's held grant; C, head after B, must expect the same:
+ * a held grant went to the first in the queue. C then attempts once (queued first), and holds
+ * on B's held grant. Before, a held grant passed for an acquisition taken at once, and the
+ * next head attempted twice: once, then again after joining the lock's channel. */
+static void test_next_head(void)
+{
+    const char *name = "held:h";
+    rlk_client *c0 = tk_connect(url, 30000, 1), *cl[3] = {0};
+    rlk_lock *l0 = c0 ? rlk_lock_new(c0, name) : NULL, *l[3] = {0};
+    rlk_lq *q = c0 ? rlk_lq_get(c0->addr, c0->url.db, name) : NULL;
+    static a_thread t[3];   /* static: a thread left behind by a failed check keeps its memory */
+    rlk_metrics m;
+
+    for (int i = 0; i < 3; i++)
+        l[i] = (cl[i] = tk_connect(url, 30000, 1)) ? rlk_lock_new(cl[i], name) : NULL;
+    REQUIRE(l0 && q && l[0] && l[1] && l[2]);
+    REQUIRE(a_start(&t[0], l0, l[0], name) == 0);
+    REQUIRE(a_spawn(&t[1], l[1]) == 0);
+    REQUIRE(lq_waiting(q, 2) == 0);
+    CHECK_INT_EQ(rlk_lock_unlock(l0), RLK_OK);      /* plain: A claims */
+    REQUIRE_INT_EQ(a_holds(&t[0]), RLK_OK);
+    REQUIRE(queued(name, 1) == 0);                  /* B, head now */
+    REQUIRE(a_spawn(&t[2], l[2]) == 0);
+    REQUIRE(lq_waiting(q, 2) == 0);
+    tk_stall_reset(&stall);
+    CHECK_INT_EQ(a_release(&t[0]), RLK_OK);         /* held: to B */
+    REQUIRE_INT_EQ(a_holds(&t[1]), RLK_OK);
+    REQUIRE(queued(name, 1) == 0);                  /* C, head now */
+    CHECK_INT_EQ(a_release(&t[1]), RLK_OK);         /* held: to C */
+    REQUIRE_INT_EQ(a_holds(&t[2]), RLK_OK);
+    CHECKF(held_grants(cl[1]) == 1 && held_grants(cl[2]) == 1,
+           "B and C returned on %llu and %llu held grants, expected 1 each", held_grants(cl[1]),
+           held_grants(cl[2]));
+    CHECK(rlk_metrics_get(cl[2], &m) == RLK_OK);
+    tk_say("next head: C made %llu attempts", m.acquire_calls);
+    CHECKF(m.acquire_calls == 1, "C, head after B's held grant, made %llu attempts, expected 1 "
+           "(queued first, then B's held grant)%s", m.acquire_calls, tk_stall_note(&stall));
+    CHECK_INT_EQ(a_release(&t[2]), RLK_OK);
+    CHECK_INT_EQ(tk_int(&srv, "EXISTS %s", name), 0);
+    rlk_lq_put(q);
+    for (int i = 0; i < 3; i++)
+        rlk_lock_free(l[i]), rlk_free(cl[i]);
+    rlk_lock_free(l0);
+    rlk_free(c0);
+}
+
 /* ------------------------------------------------------------ a Redisson waiter */
 
 /* RedissonLock.tryLockInnerAsync (3.17): nil acquired, else the holder's PTTL. */
@@ -593,6 +665,7 @@ int main(int argc, char **argv)
     RUN_TEST(test_lost_grant_after);
     RUN_TEST(test_lost_grant_async_deaf);
     RUN_TEST(test_lost_grant_async_after);
+    RUN_TEST(test_next_head);
     if (!getenv("RLK_TEST_FUNCTIONS"))     /* it runs Redisson's script by EVAL */
         RUN_TEST(test_redisson_waiter);
     else
