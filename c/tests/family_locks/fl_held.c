@@ -233,6 +233,18 @@ static int start_b(tk_child *b, const char *name, const char *lease, const char 
     return (size_t)snprintf(owner, len, "%s", line + 6) < len ? 0 : -1;
 }
 
+/* The blocking scenes' start: A started, B (a child, lease, given: its holder id) queued
+ * behind it, and A holding name (it claimed the reservation of the main thread's plain release
+ * through l0). 0, or -1 (B's owner into owner). */
+static int b_behind_a(const char *name, const char *lease, const char *given, a_thread *a,
+                      tk_child *b, char *owner, size_t len, rlk_lock *l0, rlk_lock *la)
+{
+    if (a_start(a, l0, la, name) != 0 || start_b(b, name, lease, given, owner, len) != 0 ||
+        queued(name, 2) != 0 || rlk_lock_unlock(l0) != RLK_OK)
+        return -1;
+    return a_holds(a) == RLK_OK ? 0 : -1;
+}
+
 /* ------------------------------------------------------------ blocking */
 
 /* B with its own holder id returns on a held grant; with one given to it (a holder id others
@@ -249,12 +261,8 @@ static void blocking(const char *given)
     tk_child b;
 
     REQUIRE(l0 && la);
-    REQUIRE(a_start(&a, l0, la, name) == 0);
-    REQUIRE(start_b(&b, name, "30000", given, owner, sizeof owner) == 0);
-    REQUIRE(queued(name, 2) == 0);
     tk_stall_reset(&stall);
-    CHECK_INT_EQ(rlk_lock_unlock(l0), RLK_OK);      /* plain: A's reservation, A claims */
-    REQUIRE_INT_EQ(a_holds(&a), RLK_OK);
+    REQUIRE(b_behind_a(name, "30000", given, &a, &b, owner, sizeof owner, l0, la) == 0);
     CHECKF(held_grants(ca) == 0, "A claimed a reservation, yet counts %llu held grants",
            held_grants(ca));
     CHECK_INT_EQ(tk_int(&srv, "HGET %s %s", name, a.owner), 1);
@@ -283,6 +291,31 @@ static void test_given_id(void)
 
 /* ------------------------------------------------------------ async */
 
+/* Drives c's loop until name's queue holds n tickets (bounded): 0, or -1. */
+static int drive_until_queued(ap_cl *c, const char *name, long long n)
+{
+    for (int i = 0; i < 500 && tk_int(&srv, "LLEN {%s}:rlk_waiters", name) < n; i++)
+        aloop_run_until(c->l, NULL, NULL, 20);
+    return tk_int(&srv, "LLEN {%s}:rlk_waiters", name) == n ? 0 : -1;
+}
+
+/* The async scenes' start: an rlk_async client c opened, its task TASK (owner: its holder id)
+ * queued for name behind A, and A holding it (claimed after the main thread's plain release
+ * through l0). 0, or -1. */
+static int async_behind_a(const char *name, ap_cl *c, ap_res *x, char *owner, size_t len,
+                          a_thread *a, rlk_lock *l0, rlk_lock *la)
+{
+    if (ap_cl_open(c, url, 30000, 0, 0) != 0)
+        return -1;
+    snprintf(owner, len, "%s:%llu", rlk_async_uuid(c->ac), TASK);
+    memset(x, 0, sizeof *x);
+    if (a_start(a, l0, la, name) != 0 ||
+        !AP_REQ(rlk_async_lock(c->ac, RLK_KIND_LOCK, name, TASK, 20000, 30000, ap_on_res, x)) ||
+        drive_until_queued(c, name, 2) != 0 || rlk_lock_unlock(l0) != RLK_OK)
+        return -1;
+    return a_holds(a) == RLK_OK ? 0 : -1;
+}
+
 static void test_async(void)
 {
     const char *name = "held:a";
@@ -295,17 +328,8 @@ static void test_async(void)
     ap_res x;
 
     REQUIRE(l0 && la);
-    REQUIRE(ap_cl_open(&c, url, 30000, 0, 0) == 0);
-    snprintf(owner, sizeof owner, "%s:%llu", rlk_async_uuid(c.ac), TASK);
-    REQUIRE(a_start(&a, l0, la, name) == 0);
-    memset(&x, 0, sizeof x);
-    AP_REQ(rlk_async_lock(c.ac, RLK_KIND_LOCK, name, TASK, 20000, 30000, ap_on_res, &x));
-    for (int i = 0; i < 500 && tk_int(&srv, "LLEN {%s}:rlk_waiters", name) < 2; i++)
-        aloop_run_until(c.l, NULL, NULL, 20);
-    REQUIRE_INT_EQ(tk_int(&srv, "LLEN {%s}:rlk_waiters", name), 2);
+    REQUIRE(async_behind_a(name, &c, &x, owner, sizeof owner, &a, l0, la) == 0);
     tk_stall_reset(&stall);
-    CHECK_INT_EQ(rlk_lock_unlock(l0), RLK_OK);
-    REQUIRE_INT_EQ(a_holds(&a), RLK_OK);
     CHECK_INT_EQ(a_release(&a), RLK_OK);            /* held: to the async waiter */
     REQUIRE(ap_wait_res(&c, &x, 10000));
     CHECK_INT_EQ(x.err, RLK_OK);
@@ -346,15 +370,11 @@ static void test_async_second_waiter(void)
     REQUIRE(rlk_lock_try_lock(l0, 0, 30000) == RLK_OK);
     memset(x, 0, sizeof x);
     AP_REQ(rlk_async_lock(c.ac, RLK_KIND_LOCK, name, TASK, 20000, 30000, ap_on_res, &x[0]));
-    for (int i = 0; i < 500 && tk_int(&srv, "LLEN {%s}:rlk_waiters", name) < 1; i++)
-        aloop_run_until(c.l, NULL, NULL, 20);
-    REQUIRE_INT_EQ(tk_int(&srv, "LLEN {%s}:rlk_waiters", name), 1);
+    REQUIRE(drive_until_queued(&c, name, 1) == 0);
     tk_stall_reset(&stall);
     before = tk_command_calls(&srv, "evalsha") + tk_command_calls(&srv, "fcall");
     AP_REQ(rlk_async_lock(c.ac, RLK_KIND_LOCK, name, TASK + 1, 20000, 30000, ap_on_res, &x[1]));
-    for (int i = 0; i < 500 && tk_int(&srv, "LLEN {%s}:rlk_waiters", name) < 2; i++)
-        aloop_run_until(c.l, NULL, NULL, 20);
-    REQUIRE_INT_EQ(tk_int(&srv, "LLEN {%s}:rlk_waiters", name), 2);
+    REQUIRE(drive_until_queued(&c, name, 2) == 0);
     calls = tk_command_calls(&srv, "evalsha") + tk_command_calls(&srv, "fcall") - before;
     tk_say("async second waiter: queued by %lld script calls", calls);
     CHECKF(calls == 1, "the second task queued after %lld script calls, expected 1 (its channel "
@@ -399,11 +419,7 @@ static void test_stopped_grantee(void)
     tk_child b;
 
     REQUIRE(l0 && la && ld);
-    REQUIRE(a_start(&a, l0, la, name) == 0);
-    REQUIRE(start_b(&b, name, "2000", NULL, owner, sizeof owner) == 0);
-    REQUIRE(queued(name, 2) == 0);
-    CHECK_INT_EQ(rlk_lock_unlock(l0), RLK_OK);
-    REQUIRE_INT_EQ(a_holds(&a), RLK_OK);
+    REQUIRE(b_behind_a(name, "2000", NULL, &a, &b, owner, sizeof owner, l0, la) == 0);
     REQUIRE(stop_child(b.pid) == 0);
     tk_stall_reset(&stall);
     t0 = rlk_fx_now_ms();
@@ -442,11 +458,7 @@ static void lost_grant(int deaf)
     tk_child b;
 
     REQUIRE(l0 && la);
-    REQUIRE(a_start(&a, l0, la, name) == 0);
-    REQUIRE(start_b(&b, name, "30000", NULL, owner, sizeof owner) == 0);
-    REQUIRE(queued(name, 2) == 0);
-    CHECK_INT_EQ(rlk_lock_unlock(l0), RLK_OK);
-    REQUIRE_INT_EQ(a_holds(&a), RLK_OK);
+    REQUIRE(b_behind_a(name, "30000", NULL, &a, &b, owner, sizeof owner, l0, la) == 0);
     REQUIRE(stop_child(b.pid) == 0);
     REQUIRE(wake_channel(name, channel, sizeof channel) == 0);
     REQUIRE(!deaf || deafen(channel) == 0);
@@ -472,14 +484,11 @@ static void lost_grant(int deaf)
     rlk_free(c0), rlk_free(ca);
 }
 
-static void test_lost_grant_deaf(void)
+/* Deaf at the release, then killed after it. */
+static void test_lost_grant(void)
 {
-    lost_grant(1);
-}
-
-static void test_lost_grant_after(void)
-{
-    lost_grant(0);
+    for (int deaf = 1; deaf >= 0; deaf--)
+        lost_grant(deaf);
 }
 
 /* The same with an rlk_async waiter: its loop does not run meanwhile. */
@@ -494,16 +503,7 @@ static void lost_grant_async(int deaf)
     ap_res x;
 
     REQUIRE(l0 && la);
-    REQUIRE(ap_cl_open(&c, url, 30000, 0, 0) == 0);
-    snprintf(owner, sizeof owner, "%s:%llu", rlk_async_uuid(c.ac), TASK);
-    REQUIRE(a_start(&a, l0, la, name) == 0);
-    memset(&x, 0, sizeof x);
-    AP_REQ(rlk_async_lock(c.ac, RLK_KIND_LOCK, name, TASK, 20000, 30000, ap_on_res, &x));
-    for (int i = 0; i < 500 && tk_int(&srv, "LLEN {%s}:rlk_waiters", name) < 2; i++)
-        aloop_run_until(c.l, NULL, NULL, 20);
-    REQUIRE_INT_EQ(tk_int(&srv, "LLEN {%s}:rlk_waiters", name), 2);
-    CHECK_INT_EQ(rlk_lock_unlock(l0), RLK_OK);
-    REQUIRE_INT_EQ(a_holds(&a), RLK_OK);
+    REQUIRE(async_behind_a(name, &c, &x, owner, sizeof owner, &a, l0, la) == 0);
     REQUIRE(wake_channel(name, channel, sizeof channel) == 0);
     REQUIRE(!deaf || deafen(channel) == 0);
     tk_stall_reset(&stall);
@@ -528,14 +528,10 @@ static void lost_grant_async(int deaf)
     rlk_free(c0), rlk_free(ca);
 }
 
-static void test_lost_grant_async_deaf(void)
+static void test_lost_grant_async(void)
 {
-    lost_grant_async(1);
-}
-
-static void test_lost_grant_async_after(void)
-{
-    lost_grant_async(0);
+    for (int deaf = 1; deaf >= 0; deaf--)
+        lost_grant_async(deaf);
 }
 
 /* ------------------------------------------------------------ the next head's one attempt */
@@ -724,10 +720,8 @@ int main(int argc, char **argv)
     RUN_TEST(test_async);
     RUN_TEST(test_async_second_waiter);
     RUN_TEST(test_stopped_grantee);
-    RUN_TEST(test_lost_grant_deaf);
-    RUN_TEST(test_lost_grant_after);
-    RUN_TEST(test_lost_grant_async_deaf);
-    RUN_TEST(test_lost_grant_async_after);
+    RUN_TEST(test_lost_grant);
+    RUN_TEST(test_lost_grant_async);
     RUN_TEST(test_next_head);
     if (!getenv("RLK_TEST_FUNCTIONS"))     /* it runs Redisson's script by EVAL */
         RUN_TEST(test_redisson_waiter);
