@@ -167,15 +167,6 @@ static int hold_as(const char *u, const char *kind, const char *name, const char
 
 /* ---------------------------------------------------------------- the parent's side */
 
-/* SIGSTOP, and waits until the child is stopped: 1 stopped. */
-static int child_stop(tk_child *ch)
-{
-    int st;
-
-    return kill(ch->pid, SIGSTOP) == 0 && waitpid(ch->pid, &st, WUNTRACED) == ch->pid &&
-           WIFSTOPPED(st);
-}
-
 static void child_end(tk_child *ch)
 {
     if (ch->pid > 0)
@@ -241,7 +232,7 @@ static void renew_gone(const char *mode, const char *name)
         child_end(&a);
         return;
     }
-    REQUIRE(child_stop(&a));
+    REQUIRE(tk_child_stop(&a));
     stopped_at = rlk_fx_now_ms();
     CHECK_INT_EQ(tk_int(&srv, "DEL %s", name), 1);  /* its lease ran out while it was stopped */
     rc = second_holder("fenced", name, owner, SECOND_LEASE_MS, 0, &t2);
@@ -353,7 +344,7 @@ static void deadline(const char *mode, const char *kind, const char *name)
         child_end(&a);
         return;
     }
-    REQUIRE(child_stop(&a));
+    REQUIRE(tk_child_stop(&a));
     /* Its lease (3 s from its last renewal's send) runs out on the server while it is stopped:
      * its loss deadline has passed by then. */
     REQUIRE(tk_key_gone_within(&srv, name, 10000));

@@ -45,7 +45,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #define SLACK_MS 1500       /* scheduling and round trips on a shared 2-core VM */
@@ -106,26 +105,6 @@ static int wake_channel(const char *name, char *channel, size_t len)
 static int deafen(const char *channel)
 {
     return tk_command_ok(&srv, "CLIENT KILL TYPE pubsub") == 0 && numsub(channel) == 0 ? 0 : -1;
-}
-
-/* Stops the child pid and waits until every thread of it has stopped (its stop reported to
- * waitpid, bounded: 5 s): 0, or -1. */
-static int stop_child(pid_t pid)
-{
-    int st;
-
-    if (kill(pid, SIGSTOP) != 0)
-        return -1;
-    for (long long until = rlk_fx_now_ms() + 5000; rlk_fx_now_ms() < until;) {
-        pid_t r = waitpid(pid, &st, WUNTRACED | WNOHANG);
-
-        if (r == pid)
-            return WIFSTOPPED(st) ? 0 : -1;
-        if (r < 0)
-            return -1;
-        rlk_fx_sleep_ms(2);
-    }
-    return -1;
 }
 
 static unsigned long long held_grants(rlk_client *c)
@@ -362,7 +341,7 @@ static void test_stopped_grantee(void)
 
     REQUIRE(l0 && la && ld);
     REQUIRE(b_behind_a(name, "2000", NULL, &a, &b, owner, sizeof owner, l0, la) == 0);
-    REQUIRE(stop_child(b.pid) == 0);
+    REQUIRE(tk_child_stop(&b));
     tk_stall_reset(&stall);
     t0 = rlk_fx_now_ms();
     CHECK_INT_EQ(a_release(&a), RLK_OK);            /* held, to a client that cannot read it */
@@ -401,7 +380,7 @@ static void lost_grant(int deaf)
 
     REQUIRE(l0 && la);
     REQUIRE(b_behind_a(name, "30000", NULL, &a, &b, owner, sizeof owner, l0, la) == 0);
-    REQUIRE(stop_child(b.pid) == 0);
+    REQUIRE(tk_child_stop(&b));
     REQUIRE(wake_channel(name, channel, sizeof channel) == 0);
     REQUIRE(!deaf || deafen(channel) == 0);
     tk_stall_reset(&stall);

@@ -395,7 +395,7 @@ static void test_stopped_holder(void)
     tk_child kid;
     char line[64];
     long long t_stop, t_cont, elapsed, told_ms = 0;
-    int status = 0, reason = 0, held = -1, unlock_rc = -1;
+    int reason = 0, held = -1, unlock_rc = -1;
 
     REQUIRE(c);
     l = rlk_lock_new(c, "pr:stop");
@@ -406,8 +406,7 @@ static void test_stopped_holder(void)
         tk_child_kill(&kid);
         return;
     }
-    kill(kid.pid, SIGSTOP);
-    CHECK(waitpid(kid.pid, &status, WUNTRACED) == kid.pid && WIFSTOPPED(status));
+    CHECK(tk_child_stop(&kid));
     tk_stall_reset(&stall);
     t_stop = rlk_fx_now_ms();
     CHECK_INT_EQ(rlk_lock_try_lock(l, 5000, 30000), RLK_OK);
@@ -663,7 +662,7 @@ static int recheck_round(rlk_lock *l, int killed, int last)
     const char *args[] = {"join", url, "20000", NULL};
     tk_child grantee, joiner;
     long long start = 0, at_ms = 0, elapsed;
-    int rc = -1, reserved, checked, status;
+    int rc = -1, reserved, checked;
     char line[64];
 
     if (!CHECK(rlk_lock_lock(l, 10000) == RLK_OK) ||
@@ -674,9 +673,8 @@ static int recheck_round(rlk_lock *l, int killed, int last)
     if (!CHECK(tk_child_read_line(&joiner, line, sizeof line, 15000) == 0 &&
                strcmp(line, "ready") == 0))
         return 1;
-    kill(grantee.pid, SIGSTOP);
     /* Every thread stopped before the release: its subscriber must not read the grant. */
-    CHECK(waitpid(grantee.pid, &status, WUNTRACED) == grantee.pid && WIFSTOPPED(status));
+    CHECK(tk_child_stop(&grantee));
     tk_stall_reset(&stall);
     CHECK_INT_EQ(rlk_lock_unlock(l), RLK_OK);
     if (killed)     /* reaped after the joiner went: reaping an ASan process can outlast the

@@ -578,6 +578,14 @@ int tk_child_send(tk_child *ch, const char *line)
     return 0;
 }
 
+int tk_child_stop(tk_child *ch)
+{
+    int st;
+
+    return ch->pid > 0 && kill(ch->pid, SIGSTOP) == 0 &&
+           waitpid(ch->pid, &st, WUNTRACED) == ch->pid && WIFSTOPPED(st);
+}
+
 int tk_child_wait(tk_child *ch, long long timeout_ms)
 {
     long long until = rlk_fx_now_ms() + timeout_ms;

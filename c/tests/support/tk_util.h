@@ -257,6 +257,9 @@ int tk_child_read_line(tk_child *ch, char *line, size_t len, long long timeout_m
 int tk_child_send(tk_child *ch, const char *line);
 /* Waits for the exit within timeout_ms (SIGKILL after): the wait status, or -1. */
 int tk_child_wait(tk_child *ch, long long timeout_ms);
+/* SIGSTOP, and waits until the kernel reports the child stopped (every thread of it): 1
+ * stopped, else 0. */
+int tk_child_stop(tk_child *ch);
 /* SIGKILL, reap, close the pipes. Safe on a finished child. */
 void tk_child_kill(tk_child *ch);
 
