@@ -46,9 +46,9 @@ local function release_h(owner, pub)
   return r:script("reentrant/release", { LOCK, CHANNEL, WAITERS, GRANT, WHO },
     { owner, tostring(LEASE), tostring(CLAIM), pub or "publish", "held" })
 end
-local function cancel_h(ticket, pub)
+local function cancel_h(ticket, owner, pub)
   return r:script("reentrant/cancel", { LOCK, CHANNEL, WAITERS, GRANT, WHO },
-    { tostring(ticket), tostring(CLAIM), pub or "publish", "held" })
+    { tostring(ticket), tostring(CLAIM), pub or "publish", "held", owner })
 end
 local function queue() return r:call("LRANGE", WAITERS, "0", "-1") end
 -- Values of other types than hash at the who key (an application's data: rlk owns the name, but
@@ -173,6 +173,68 @@ describe("held grants: reentrant/acquire", function()
       sa.assert_error(acquire_h(B, W + 1024), "RLK_WRONGTYPE")
       sa.assert_unchanged(r, before)
     end
+  end)
+
+  -- A held grant's truth is the lock: its message may be read late (the waiter's process stopped,
+  -- its loop not run), after the grant lapsed and another holder came. The ticket is then never
+  -- queued again: an old message naming it could pass for a new grant (docs/runtime.md, "Held
+  -- grants"). The waiter draws a new ticket instead.
+  it("a lapsed held grant (lease ran out, another holds): -4, its ticket not queued again, nothing written", function()
+    assert.equal(NIL, acquire_h(A))
+    acquire_h(B, W + 1024, 500)
+    assert.equal(3, release_h(A))
+    r:call("DEL", LOCK)                             -- B's lease ran out before it read the grant
+    assert.equal(NIL, acquire_h(C))
+    r:published()
+    local before = sa.snapshot(r, { LOCK, WAITERS, GRANT, WHO })
+    assert.equal(-4, acquire_h(B, -(W + 1024)))
+    sa.assert_unchanged(r, before)
+    assert.same({}, queue())
+    -- a new ticket queues as any new waiter; C's release hands the lock to it
+    assert.equal(1, acquire_h(B, W + 1025)[2])
+    assert.equal(3, release_h(C))
+    assert.same({ B, "1" }, r:call("HGETALL", LOCK))
+    assert.equal(tk(1025) .. " " .. B, r:call("HGET", WHO, "held"))
+  end)
+
+  it("a lapsed held grant while the free lock is reserved for another ticket: -4, not queued", function()
+    assert.equal(NIL, acquire_h(A))
+    acquire_h(B, W + 1024, 500)
+    assert.equal(3, release_h(A))
+    r:call("DEL", LOCK)
+    r:call("SET", GRANT, tk(2048), "PX", "5000")    -- a reservation made since (another release)
+    r:published()
+    local before = sa.snapshot(r, { LOCK, WAITERS, GRANT, WHO })
+    assert.equal(-4, acquire_h(B, -(W + 1024)))
+    sa.assert_unchanged(r, before)
+  end)
+
+  it("a lapsed held grant with the lock free and not reserved: the waiter takes it", function()
+    assert.equal(NIL, acquire_h(A))
+    acquire_h(B, W + 1024, 500)
+    assert.equal(3, release_h(A))
+    r:call("DEL", LOCK)
+    assert.equal(NIL, acquire_h(B, -(W + 1024)))
+    assert.same({ B, "1" }, r:call("HGETALL", LOCK))
+    assert.same({}, queue())
+  end)
+
+  it("a ticket neither queued nor recorded (its first call never ran, or it was passed over): -4", function()
+    assert.equal(NIL, acquire_h(A))
+    local before = sa.snapshot(r, { LOCK, WAITERS, GRANT, WHO })
+    assert.equal(-4, acquire_h(B, -(W + 1024)))
+    sa.assert_unchanged(r, before)
+    -- without held grants (today's argument lists) such a ticket is queued again, as before
+    assert.equal(1, acquire(B, -(W + 1024))[2])
+    assert.same({ tk(1024) }, queue())
+  end)
+
+  it("a queued ticket's later attempts stay queued (-t found in the queue)", function()
+    assert.equal(NIL, acquire_h(A))
+    acquire_h(B, W + 1024)
+    acquire_h(C, W + 2048)
+    assert.is_number(acquire_h(C, -(W + 2048)))
+    assert.same({ tk(1024), tk(2048) }, queue())
   end)
 
   it("held is exactly held: anything else in ARGV[4] is a lock-delay and must be an integer", function()
@@ -306,7 +368,7 @@ describe("held grants: reentrant/cancel", function()
     acquire_h(C, W + 2048)
     assert.equal(3, release_h(A))
     r:published()
-    assert.equal(3, cancel_h(W + 1024))
+    assert.equal(3, cancel_h(W + 1024, B))
     assert.same({ C, "1" }, r:call("HGETALL", LOCK))
     assert.same({ "held", tk(2048) .. " " .. C }, r:call("HGETALL", WHO))
     assert.same({ { channel = wake(W + 2048), message = held_msg(W + 2048, C) } }, r:published())
@@ -317,10 +379,10 @@ describe("held grants: reentrant/cancel", function()
     acquire_h(B, W + 1024)
     assert.equal(3, release_h(A))
     r:published()
-    assert.equal(3, cancel_h(W + 1024))
+    assert.equal(3, cancel_h(W + 1024, B))
     assert.equal(0, r:call("EXISTS", LOCK, WHO, GRANT, WAITERS))
     assert.same({ { channel = CHANNEL, message = "0" } }, r:published())
-    assert.equal(0, cancel_h(W + 1024))           -- again: nothing of it is left
+    assert.equal(0, cancel_h(W + 1024, B))           -- again: nothing of it is left
   end)
 
   it("a held grant whose lock is gone meanwhile (lease ran out, force unlock): only the marks go", function()
@@ -329,7 +391,7 @@ describe("held grants: reentrant/cancel", function()
     assert.equal(3, release_h(A))
     r:call("DEL", LOCK)
     assert.equal(NIL, acquire_h(C))
-    assert.equal(0, cancel_h(W + 1024))
+    assert.equal(0, cancel_h(W + 1024, B))
     assert.same({ C, "1" }, r:call("HGETALL", LOCK))
     assert.equal(0, r:call("EXISTS", WHO))
   end)
@@ -339,7 +401,7 @@ describe("held grants: reentrant/cancel", function()
     acquire_h(B, W + 1024)
     assert.equal(3, release_h(A))
     assert.equal(NIL, acquire_h(B, 0))              -- another process of the same holder id
-    assert.equal(3, cancel_h(W + 1024))
+    assert.equal(3, cancel_h(W + 1024, B))
     assert.same({ B, "1" }, r:call("HGETALL", LOCK))
   end)
 
@@ -347,7 +409,7 @@ describe("held grants: reentrant/cancel", function()
     assert.equal(NIL, acquire_h(A))
     acquire_h(B, W + 1024)
     acquire_h(C, W + 2048)
-    assert.equal(1, cancel_h(W + 2048))
+    assert.equal(1, cancel_h(W + 2048, C))
     assert.same({ tk(1024) }, queue())
     assert.same({ tk(1024), LEASE .. " " .. B }, r:call("HGETALL", WHO))
   end)
@@ -357,8 +419,21 @@ describe("held grants: reentrant/cancel", function()
     acquire_h(B, W + 1024)
     acquire_h(C, W + 2048)
     assert.equal(3, release_h(A))
-    assert.equal(1, cancel_h(W + 2048))
+    assert.equal(1, cancel_h(W + 2048, C))
     assert.same({ B, "1" }, r:call("HGETALL", LOCK))
+    assert.equal(tk(1024) .. " " .. B, r:call("HGET", WHO, "held"))
+  end)
+
+  it("a held grant is given back by its own waiter only: another that drew the same ticket just leaves", function()
+    -- two waiters of one client draw the same ticket (1 in 1024): the grant's mark names the
+    -- ticket and the holder, and the other's cancel must not give the holder's lock away
+    assert.equal(NIL, acquire_h(A))
+    acquire_h(B, W + 1024)
+    assert.equal(3, release_h(A))                 -- B holds, on the message alone
+    acquire_h(C, W + 1024)                         -- C: same client, same ticket
+    assert.equal(1, cancel_h(W + 1024, C))
+    assert.same({ B, "1" }, r:call("HGETALL", LOCK))
+    assert.same({}, queue())
     assert.equal(tk(1024) .. " " .. B, r:call("HGET", WHO, "held"))
   end)
 
@@ -367,17 +442,21 @@ describe("held grants: reentrant/cancel", function()
     acquire_h(B, W + 1024)
     local before0 = sa.snapshot(r, { LOCK, WAITERS, GRANT, WHO })
     sa.assert_error(r:script("reentrant/cancel", { LOCK, CHANNEL, WAITERS, GRANT, WHO },
-      { tk(1024), tostring(CLAIM), "publish", "yes" }), "RLK_BADARG")
-    sa.assert_error(cancel_h(0), "RLK_BADARG")
+      { tk(1024), tostring(CLAIM), "publish", "yes", B }), "RLK_BADARG")
+    sa.assert_error(cancel_h(0, B), "RLK_BADARG")
     sa.assert_error(r:script("reentrant/cancel", { LOCK, CHANNEL, WAITERS, GRANT, WHO },
-      { tk(1024), "0", "publish", "held" }), "RLK_BADARG")
-    sa.assert_error(cancel_h(W + 1024, "PUBLISH"), "RLK_BADPUBLISH")
+      { tk(1024), "0", "publish", "held", B }), "RLK_BADARG")
+    -- held names the waiter: without its holder id, or with an empty one, refused
+    sa.assert_error(r:script("reentrant/cancel", { LOCK, CHANNEL, WAITERS, GRANT, WHO },
+      { tk(1024), tostring(CLAIM), "publish", "held" }), "RLK_BADARG")
+    sa.assert_error(cancel_h(W + 1024, ""), "RLK_BADOWNER")
+    sa.assert_error(cancel_h(W + 1024, B, "PUBLISH"), "RLK_BADPUBLISH")
     sa.assert_unchanged(r, before0)
     for _, make in ipairs(FOREIGN) do
       r:call("DEL", WHO)
       sa.make(r, make, WHO)
       local before = sa.snapshot(r, { LOCK, WAITERS, GRANT, WHO })
-      sa.assert_error(cancel_h(W + 1024), "RLK_WRONGTYPE")
+      sa.assert_error(cancel_h(W + 1024, B), "RLK_WRONGTYPE")
       sa.assert_unchanged(r, before)
     end
   end)

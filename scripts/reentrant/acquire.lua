@@ -1,5 +1,5 @@
 -- name: reentrant/acquire
--- version: 20
+-- version: 21
 -- summary: Acquire or re-enter a reentrant lock, claim it when reserved for this waiter, or join the queue.
 -- redisson: RedissonLock.tryLockInnerAsync (hincrby + pexpire, pttl when held); rlk's: queue, grant, TTL never cut
 -- time: none
@@ -14,6 +14,7 @@
 -- return nil: acquired (free, reserved for no other ticket; own grant and entry dropped), re-entered, or held grant
 -- return integer: not acquired; ms to wait at most: holder's PTTL (-1: none); reserved: grant's or -1
 -- return -3: not acquired; queued first behind another ticket's reservation: attempt again after its claim window
+-- return -4: not acquired, not queued: held (KEYS[4] who): -t neither queued nor recorded (its grant lapsed); draw anew
 -- return array: not acquired; {wait, 1}: first in the queue: hear the lock's channel; {wait, 1|0, 1}: free, in delay
 -- error RLK_BADARG: not 3 keys and 3 arguments (a single try: or 2; else 4 and 4), a ticket or delay_ms out of range
 -- error RLK_BADLEASE: lease_ms is not an integer in 1..1000000000000
@@ -227,7 +228,7 @@ end
 -- Not acquired: a waiter stays in (or joins) the queue; the list lives as long as waiters come.
 -- The first in the queue is told so: a release that grants nobody (a Redisson holder's) frees
 -- the lock for it, and only the lock's channel carries that (docs/runtime.md).
-local first, bad = join_queue(waiters, grant, t, me, reserved)
+local first, bad = join_queue(waiters, grant, t, me, reserved, who)
 if bad then
   return bad
 end

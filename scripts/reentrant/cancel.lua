@@ -1,5 +1,5 @@
 -- name: reentrant/cancel
--- version: 6
+-- version: 7
 -- summary: A waiter that gives up leaves the reentrant lock's queue; its unclaimed grant passes on.
 -- redisson: none (rlk's waiter queue)
 -- time: none
@@ -11,12 +11,14 @@
 -- ARGV[1]: ticket - the waiter's ticket, integer 1..67108863
 -- ARGV[2]: claim_ms - how long the next waiter has to claim the lock, integer 1..1000000000000
 -- ARGV[3]: publish - the publish command: publish, or spublish (Redis 7 sharded pub/sub), as Redisson 4.7 passes it
--- ARGV[4]: held - optional (with KEYS[5]): exactly held: the ticket's record goes, a held grant of it is given back
+-- ARGV[4]: held - optional (with KEYS[5] and ARGV[5]): exactly held: the ticket's record goes, its held grant back
+-- ARGV[5]: owner - with held: the waiter's holder id, 1..1024 bytes: only its own held grant is given back
 -- return 0: the ticket was neither queued nor reserved; nothing changed
 -- return 1: the ticket left the queue (it was first and the lock is held: the new first is woken)
 -- return 2: the lock was reserved for the ticket: passed to the next waiter (published as release does)
 -- return 3: held: the lock was granted held to the ticket: released as a last exit (handed on as release does)
--- error RLK_BADARG: not 4 keys and 3 arguments (held: 5 and 4, ARGV[4] held), or ticket or claim_ms out of range
+-- error RLK_BADARG: not 4 keys and 3 arguments (held: 5 and 5, ARGV[4] held), or ticket or claim_ms out of range
+-- error RLK_BADOWNER: held: owner is empty or longer than 1024 bytes
 -- error RLK_WRONGTYPE: the lock key is not a hash, waiters not a list, grant not a string or who not a hash
 -- error RLK_BADPUBLISH: publish is not exactly publish or spublish
 -- end
@@ -38,10 +40,11 @@
 
 --- @include "lib/cancel_args"
 
--- Held grants (docs/runtime.md, "Held grants"): KEYS[5] who and ARGV[4] held; the rest as without.
--- Its other arguments are checked as lib/cancel_args checks them, in the same order.
+-- Held grants (docs/runtime.md, "Held grants"): KEYS[5] who, ARGV[4] held and ARGV[5] the waiter's
+-- holder id; the rest as without. Its other arguments are checked as lib/cancel_args checks them,
+-- in the same order, then the holder id.
 local who, publish, bad
-if #KEYS == 5 and #ARGV == 4 then
+if #KEYS == 5 and #ARGV == 5 then
   if ARGV[4] ~= 'held' then
     return redis.error_reply('RLK_BADARG held must be exactly held')
   end
@@ -53,6 +56,9 @@ if #KEYS == 5 and #ARGV == 4 then
   end
   if publish and not is_lease(ARGV[2]) then
     publish, bad = nil, redis.error_reply('RLK_BADARG claim_ms must be an integer in 1..1000000000000')
+  end
+  if publish and (#ARGV[5] < 1 or #ARGV[5] > 1024) then
+    publish, bad = nil, redis.error_reply('RLK_BADOWNER owner must be 1..1024 bytes')
   end
 else
   publish, bad = cancel_args()
@@ -69,11 +75,12 @@ if why then
 end
 
 if who then
-  -- A held grant of this ticket (lib/hand_over_held): the waiter gave up after the release wrote
-  -- the lock in its name. It gives the lock back as its last exit would: to the next waiter, at once.
+  -- A held grant of this ticket to this waiter (lib/hand_over_held): it gave up after the release
+  -- wrote the lock in its name. It gives the lock back as its last exit would: to the next waiter,
+  -- at once. The mark names the owner too: another waiter that drew the same ticket (one client's
+  -- waiters share a wake channel) is not the one granted, and gives nothing away.
   local mark = redis.call('hget', who, 'held')
-  local granted_to = mark and mark:match('^(%d+) ')
-  local holder = granted_to == ticket and mark:sub(#ticket + 2)
+  local holder = mark == ticket .. ' ' .. ARGV[5] and ARGV[5]
   local count = holder and redis.call('hget', lock, holder)
   redis.call('hdel', who, ticket)
   if holder then

@@ -217,7 +217,7 @@ static void alk_attempt(void *arg)
         rlk_acq_act x;
 
         a->w.held = 0;
-        rlk_acq_held(&a->m, a->m.start_ms, &x);
+        rlk_acq_held(&a->m, a->m.start_ms, rlk_ae_now_ms(), &x);
         alk_act(a, &x);
         return;
     }
@@ -401,6 +401,10 @@ static void alk_act(rlk_a_lockreq *a, rlk_acq_act *x)
 {
     switch (x->is) {
     case RLK_ACQ_SEND:
+        if (x->ticket) {    /* its old ticket left the queue: a grant read of it is stale */
+            a->w.ticket = a->ticket = x->ticket;
+            a->w.held = 0;
+        }
         if (a->m.rel)
             alk_release(a);     /* a lost release that did not run */
         else if (a->w.ending)

@@ -147,6 +147,14 @@ int rlk_acq_reply(rlk_acq *q, int rc, const char *errstr, const redisReply *r, l
         q->queued = 0;
         return rlk_acq_is(a, RLK_ACQ_RECORD);
     case RLK_PROTO_BUSY:
+        if (o.value == -4 && (q->row->flags & RLK_PROTO_GRANTS) && q->ticket) {
+            /* Neither queued nor recorded (its held grant lapsed, it was passed over, or its
+             * first call never ran): not queued again with that ticket, whose held grant's
+             * message may still come, stale. A new one, as a new waiter, at once. */
+            q->queued = 0;
+            a->ticket = rlk_names_wake_redraw(q->ticket < 0 ? -q->ticket : q->ticket);
+            return rlk_acq_is(a, RLK_ACQ_SEND);
+        }
         rlk_acq_queues(q);
         a->wait = q->row->wait;
         if (o.in_delay)
@@ -172,9 +180,11 @@ int rlk_acq_take_held(rlk_acq *q, long long ticket)
     return 1;
 }
 
-int rlk_acq_held(rlk_acq *q, long long sent_ms, rlk_acq_act *a)
+int rlk_acq_held(rlk_acq *q, long long sent_ms, long long now_ms, rlk_acq_act *a)
 {
     memset(a, 0, sizeof *a);
+    if (q->lease_ms > 0 && now_ms - sent_ms >= q->lease_ms)
+        return rlk_acq_is(a, RLK_ACQ_SEND);     /* read late: asked again, still queued */
     q->start_ms = sent_ms;
     q->queued = 0;      /* the release took its ticket out of the queue */
     RLK_ACQ_COUNT(q, held_grants);

@@ -50,6 +50,8 @@ typedef struct rlk_acq_act {
     int reads;              /* GIVE_BACK: reads of the same lock and owner (the row's reads),
                                not holds of the row; then SEND */
     int retry;              /* END of a lost acquire that did not run: may be sent again */
+    long long ticket;       /* SEND after a held row's -4: the waiter's new ticket (the old one
+                               left the queue: a held grant's message naming it is stale) */
     int keep_doubt;         /* END RLK_ERR_UNSETTLED: it may still run, keep it as a doubt
                                (rlk_acq_doubt_kind; never for a given id) */
     const char *call;       /* READ: the script, and its ARGV names (a permit-expirable */
@@ -131,10 +133,12 @@ int rlk_acq_adds(const rlk_acq *q, long long count);
  * and a holder id of the client's own (not a given one, which others may share). Both APIs. */
 int rlk_acq_take_held(rlk_acq *q, long long ticket);
 
-/* A held grant read (its message: the release wrote the lock in the owner's name, after the
- * last acquire the waiter sent, at sent_ms, from which its lease counts): RECORD, nothing sent,
- * nothing to cancel (both APIs). */
-int rlk_acq_held(rlk_acq *q, long long sent_ms, rlk_acq_act *a);
+/* A held grant read at now_ms (its message: the release wrote the lock in the owner's name, after
+ * the last acquire the waiter sent, at sent_ms, from which its lease counts): RECORD, nothing
+ * sent, nothing to cancel (both APIs). Read once that lease is over, SEND: the grant may have
+ * lapsed (the lock's lease run out before the message was read, another holder in); the waiter
+ * asks again with its ticket, and the server tells (docs/runtime.md, "Held grants"). */
+int rlk_acq_held(rlk_acq *q, long long sent_ms, long long now_ms, rlk_acq_act *a);
 
 /* A reply lost (rel: of a release, else of the acquire): READ. A held row's acquire
  * (RLK_PROTO_GRANTS) counts the lease of a hold it finds from prev_sent_ms: had it never

@@ -359,11 +359,14 @@ static int rlk_handle_attempt(void *arg, long long *ttl)
          * it. */
         a->ticket.took_held = 0;
         a->tl.claim_sent_ns = a->tl.claim_done_ns = rlk_clock_now_ns();
-        rlk_acq_held(&a->m, a->sent_ns / RLK_NS_PER_MS, &x);
+        rlk_acq_held(&a->m, a->sent_ns / RLK_NS_PER_MS, rlk_clock_now_ns() / RLK_NS_PER_MS,
+                     &x);
         if ((rc = rlk_handle_act(a, &x)) != RLK_OK)
             return rc;
     }
     while (x.is == RLK_ACQ_SEND) {
+        if (x.ticket)   /* its old ticket left the queue: a grant read of it is stale */
+            rlk_sub_ticket_redraw(b->rt->sub, &a->ticket, x.ticket);
         a->m.ticket = a->v.ticket = rlk_wait_ticket_arg(&a->ticket, a->m.queued);  /* 0: none */
         /* Its first attempt with a wake ticket may take the row that takes held grants, and
          * keeps it (its give-up, the hold's release) */

@@ -140,7 +140,7 @@ const rlk_renew_task rlk_lock_renew_task = {
 const rlk_proto rlk_lock_held_row = {
     RLK_LOCK_SCRIPTS, RLK_LOCK_WAITS, .acquire_args = "lease_ms owner ticket held",
     .release_args = "owner lease_ms claim_ms publish held",
-    .cancel_args = "ticket claim_ms publish held", .cancel_keys = "who", .renew_keys = "lock",
+    .cancel_args = "ticket claim_ms publish held owner", .cancel_keys = "who", .renew_keys = "lock",
     .opt_keys = "who", .flags = RLK_PROTO_GRANTS};
 
 const rlk_proto rlk_lock_row = {RLK_LOCK_ROW, RLK_LOCK_QUEUE,

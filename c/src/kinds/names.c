@@ -87,6 +87,11 @@ long long rlk_names_wake_ticket(long long cid)
     return cid * 1024 + (long long)rlk_random_below(1024);
 }
 
+long long rlk_names_wake_redraw(long long ticket)
+{
+    return ticket / 1024 * 1024 + (ticket % 1024 + 1 + (long long)rlk_random_below(1023)) % 1024;
+}
+
 long long rlk_names_plain_ticket(void)
 {
     return (long long)rlk_random_below(RLK_NAMES_WAKE_TICKET_MIN - 1) + 1;

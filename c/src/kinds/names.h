@@ -77,6 +77,8 @@ long long rlk_names_wake_cid(const char *uuid);
 char *rlk_names_wake_channel(const char *channel, long long cid);
 /* A new ticket of the client cid: cid * 1024 + a random r in 0..1023. */
 long long rlk_names_wake_ticket(long long cid);
+/* Another ticket of the same client as ticket (a wake ticket): the same cid, another r. */
+long long rlk_names_wake_redraw(long long ticket);
 /* The queues' grant: the decimal ticket * 2^26 (the reentrant lock and the
  * read-write lock's writers add the next ticket, lib/hand_over.lua; the
  * semaphores add nothing, lib/sem_grant.lua). A ticket with a wake channel

@@ -20,6 +20,10 @@
  *              not granted) or after it (granted held; the message is normally still read before
  *              the connection's end, else B learns of the grant by attempting again): B, back,
  *              holds once, and its one unlock frees the lock
+ *   lapsed     B (child or async waiter) granted held while it cannot run, its lease runs out,
+ *              D takes the lock: B, back, does not hold on the stale message (read first, or
+ *              delivered after an attempt of B's); it waits behind D with a new ticket and gives
+ *              up at the end of its wait (D's hold untouched)
  *   next head  threads of one process: the head after one that got a held grant expects to be
  *              first in the server's queue too, and attempts once (joined to the lock's channel
  *              before it)
@@ -173,10 +177,11 @@ static int a_release(a_thread *a)
     return a->urc;
 }
 
-/* The child: "wait URL NAME LEASE [OWNER]": its owner on a line (OWNER: given to it,
- * rlk_lock_set_owner), a wait with that fixed lease, then "acq <rc> <held grants its client
- * counts>" and, held, its release: "rel <rc>". */
-static int child_wait(const char *curl, const char *name, long long lease, const char *given)
+/* The child: "wait URL NAME LEASE [OWNER [WAIT]]": its owner on a line (OWNER: given to it,
+ * rlk_lock_set_owner; "-": its own), a wait of WAIT ms (60000) with that fixed lease, then
+ * "acq <rc> <held grants its client counts>" and, held, its release: "rel <rc>". */
+static int child_wait(const char *curl, const char *name, long long lease, const char *given,
+                      long long wait_ms)
 {
     rlk_client *c = tk_connect(curl, 30000, 1);
     rlk_lock *l = c ? rlk_lock_new(c, name) : NULL;
@@ -187,7 +192,7 @@ static int child_wait(const char *curl, const char *name, long long lease, const
         rlk_lock_owner(l, owner, sizeof owner) != RLK_OK)
         return 2;
     tk_say("owner %s", owner);
-    rc = rlk_lock_try_lock(l, 60000, lease);
+    rc = rlk_lock_try_lock(l, wait_ms, lease);
     tk_say("acq %d %llu", rc, held_grants(c));
     if (rc == RLK_OK)
         tk_say("rel %d", rlk_lock_unlock(l));
@@ -196,12 +201,12 @@ static int child_wait(const char *curl, const char *name, long long lease, const
     return 0;
 }
 
-/* Starts B, a waiter child on name with lease (given: its holder id, NULL: its own): its owner
- * into owner. 0, or -1. */
+/* Starts B, a waiter child on name with lease (given: its holder id, NULL: its own; wait: its
+ * wait in ms, NULL: 60000): its owner into owner. 0, or -1. */
 static int start_b(tk_child *b, const char *name, const char *lease, const char *given,
-                   char *owner, size_t len)
+                   const char *wait, char *owner, size_t len)
 {
-    const char *args[] = {"wait", url, name, lease, given, NULL};
+    const char *args[] = {"wait", url, name, lease, given ? given : "-", wait, NULL};
     char line[300];
 
     if (tk_child_spawn(b, args) != 0 || tk_child_read_line(b, line, sizeof line, 15000) != 0 ||
@@ -210,13 +215,14 @@ static int start_b(tk_child *b, const char *name, const char *lease, const char 
     return (size_t)snprintf(owner, len, "%s", line + 6) < len ? 0 : -1;
 }
 
-/* The blocking scenes' start: A started, B (a child, lease, given: its holder id) queued
- * behind it, and A holding name (it claimed the reservation of the main thread's plain release
- * through l0). 0, or -1 (B's owner into owner). */
-static int b_behind_a(const char *name, const char *lease, const char *given, a_thread *a,
-                      tk_child *b, char *owner, size_t len, rlk_lock *l0, rlk_lock *la)
+/* The blocking scenes' start: A started, B (a child, lease, given: its holder id, wait: its
+ * wait) queued behind it, and A holding name (it claimed the reservation of the main thread's
+ * plain release through l0). 0, or -1 (B's owner into owner). */
+static int b_behind_a(const char *name, const char *lease, const char *given, const char *wait,
+                      a_thread *a, tk_child *b, char *owner, size_t len, rlk_lock *l0,
+                      rlk_lock *la)
 {
-    if (a_start(a, l0, la, name) != 0 || start_b(b, name, lease, given, owner, len) != 0 ||
+    if (a_start(a, l0, la, name) != 0 || start_b(b, name, lease, given, wait, owner, len) != 0 ||
         queued(name, 2) != 0 || rlk_lock_unlock(l0) != RLK_OK)
         return -1;
     return a_holds(a) == RLK_OK ? 0 : -1;
@@ -239,7 +245,7 @@ static void blocking(const char *given)
 
     REQUIRE(l0 && la);
     tk_stall_reset(&stall);
-    REQUIRE(b_behind_a(name, "30000", given, &a, &b, owner, sizeof owner, l0, la) == 0);
+    REQUIRE(b_behind_a(name, "30000", given, NULL, &a, &b, owner, sizeof owner, l0, la) == 0);
     CHECKF(held_grants(ca) == 0, "A claimed a reservation, yet counts %llu held grants",
            held_grants(ca));
     CHECK_INT_EQ(tk_int(&srv, "HGET %s %s", name, a.owner), 1);
@@ -277,20 +283,29 @@ static int drive_until_queued(ap_cl *c, const char *name, long long n)
 }
 
 /* The async scenes' start: an rlk_async client c opened, its task TASK (owner: its holder id)
- * queued for name behind A, and A holding it (claimed after the main thread's plain release
- * through l0). 0, or -1. */
-static int async_behind_a(const char *name, ap_cl *c, ap_res *x, char *owner, size_t len,
-                          a_thread *a, rlk_lock *l0, rlk_lock *la)
+ * queued for name behind A (a wait of wait_ms, lease lease_ms), and A holding it (claimed after
+ * the main thread's plain release through l0). 0, or -1. */
+static int async_behind_a_for(const char *name, long long wait_ms, long long lease_ms, ap_cl *c,
+                              ap_res *x, char *owner, size_t len, a_thread *a, rlk_lock *l0,
+                              rlk_lock *la)
 {
     if (ap_cl_open(c, url, 30000, 0, 0) != 0)
         return -1;
     snprintf(owner, len, "%s:%llu", rlk_async_uuid(c->ac), TASK);
     memset(x, 0, sizeof *x);
     if (a_start(a, l0, la, name) != 0 ||
-        !AP_REQ(rlk_async_lock(c->ac, RLK_KIND_LOCK, name, TASK, 20000, 30000, ap_on_res, x)) ||
+        !AP_REQ(rlk_async_lock(c->ac, RLK_KIND_LOCK, name, TASK, wait_ms, lease_ms, ap_on_res,
+                               x)) ||
         drive_until_queued(c, name, 2) != 0 || rlk_lock_unlock(l0) != RLK_OK)
         return -1;
     return a_holds(a) == RLK_OK ? 0 : -1;
+}
+
+/* The same, a wait of 20 s with a lease of 30 s. */
+static int async_behind_a(const char *name, ap_cl *c, ap_res *x, char *owner, size_t len,
+                          a_thread *a, rlk_lock *l0, rlk_lock *la)
+{
+    return async_behind_a_for(name, 20000, 30000, c, x, owner, len, a, l0, la);
 }
 
 static void test_async(void)
@@ -340,7 +355,7 @@ static void test_stopped_grantee(void)
     tk_child b;
 
     REQUIRE(l0 && la && ld);
-    REQUIRE(b_behind_a(name, "2000", NULL, &a, &b, owner, sizeof owner, l0, la) == 0);
+    REQUIRE(b_behind_a(name, "2000", NULL, NULL, &a, &b, owner, sizeof owner, l0, la) == 0);
     REQUIRE(tk_child_stop(&b));
     tk_stall_reset(&stall);
     t0 = rlk_fx_now_ms();
@@ -379,7 +394,7 @@ static void lost_grant(int deaf)
     tk_child b;
 
     REQUIRE(l0 && la);
-    REQUIRE(b_behind_a(name, "30000", NULL, &a, &b, owner, sizeof owner, l0, la) == 0);
+    REQUIRE(b_behind_a(name, "30000", NULL, NULL, &a, &b, owner, sizeof owner, l0, la) == 0);
     REQUIRE(tk_child_stop(&b));
     REQUIRE(wake_channel(name, channel, sizeof channel) == 0);
     REQUIRE(!deaf || deafen(channel) == 0);
@@ -453,6 +468,150 @@ static void test_lost_grant_async(void)
 {
     for (int deaf = 1; deaf >= 0; deaf--)
         lost_grant_async(deaf);
+}
+
+/* ------------------------------------------------------------ a lapsed held grant */
+
+/* A held grant's message read after the grant lapsed: B, granted the lock while it cannot run,
+ * keeps it for its lease only (LAPSE_LEASE); D takes the lock once that has run out; then B
+ * runs. It must not hold on the stale message, read first (after the lease counted from its last
+ * attempt: it asks again). Late: a grant's message delivered only after an attempt of B's that
+ * found its ticket out of the queue: B's subscriber is killed before the release (which passes B
+ * over: the lock is free for D at once), and once B, running again, is queued and subscribed
+ * again, the test publishes the held grant of B's old ticket, as a late delivery would. Either
+ * way B draws a new ticket, waits behind D, and gives up when its wait ends (RLK_ERR_BUSY), the
+ * queue left empty, D's hold untouched. */
+#define LAPSE_LEASE 500
+#define LAPSE_WAIT 4000     /* B's wait: it ends well after B runs again */
+
+/* D takes name once B's lease has run out (the lock key gone): 0, or -1. */
+static int d_after_lapse(const char *name, rlk_lock *ld, char *downer, size_t len)
+{
+    return tk_key_gone_within(&srv, name, 10000) && rlk_lock_try_lock(ld, 0, 60000) == RLK_OK &&
+           rlk_lock_owner(ld, downer, len) == RLK_OK ? 0 : -1;
+}
+
+/* The held grant of ticket t to owner, published again on its wake channel channel: 0, or -1. */
+static int grant_again(const char *channel, long long t, const char *owner)
+{
+    char msg[400];
+
+    snprintf(msg, sizeof msg, "%lld %s", t * 67108864 + 33554432, owner);
+    return tk_command_ok(&srv, "PUBLISH %s %s", channel, msg);
+}
+
+/* Late: until B (whose subscriber was killed) is queued again and subscribed again (bounded;
+ * drive: its async client's loop, else NULL), then the held grant of B's old ticket t published.
+ * 0, or -1. */
+static int stale_grant_late(const char *name, const char *channel, long long t, const char *owner,
+                            ap_cl *drive)
+{
+    for (int i = 0; i < 500; i++) {
+        if (tk_int(&srv, "LLEN {%s}:rlk_waiters", name) == 1 && numsub(channel) >= 1)
+            return grant_again(channel, t, owner);
+        if (drive)
+            aloop_run_until(drive->l, NULL, NULL, 20);
+        else
+            rlk_fx_sleep_ms(20);
+    }
+    return -1;
+}
+
+static void lapsed_grant(int late)
+{
+    const char *name = late ? "held:lpl" : "held:lp";
+    rlk_client *c0 = tk_connect(url, 30000, 1), *ca = tk_connect(url, 30000, 1),
+               *cd = tk_connect(url, 30000, 1);
+    rlk_lock *l0 = c0 ? rlk_lock_new(c0, name) : NULL, *la = ca ? rlk_lock_new(ca, name) : NULL,
+             *ld = cd ? rlk_lock_new(cd, name) : NULL;
+    char owner[300], downer[300], line[300], lease[16], wait[16], channel[200];
+    unsigned long long grants = 0;
+    long long t;
+    int rc = -1;
+    static a_thread a;  /* static: a thread left behind by a failed check keeps its memory */
+    tk_child b;
+
+    REQUIRE(l0 && la && ld);
+    snprintf(lease, sizeof lease, "%d", LAPSE_LEASE);
+    snprintf(wait, sizeof wait, "%d", LAPSE_WAIT);
+    REQUIRE(b_behind_a(name, lease, NULL, wait, &a, &b, owner, sizeof owner, l0, la) == 0);
+    t = tk_int(&srv, "LINDEX {%s}:rlk_waiters 0", name);
+    REQUIRE(wake_channel(name, channel, sizeof channel) == 0);
+    REQUIRE(tk_child_stop(&b));
+    REQUIRE(!late || deafen(channel) == 0);
+    tk_stall_reset(&stall);
+    CHECK_INT_EQ(a_release(&a), RLK_OK);
+    CHECKF(tk_count(&srv, "HGET %s %s", name, owner) == !late,
+           "the stopped waiter was %sgranted the lock held (field %s)", late ? "" : "not ", owner);
+    REQUIRE(d_after_lapse(name, ld, downer, sizeof downer) == 0);
+    REQUIRE(kill(b.pid, SIGCONT) == 0);
+    REQUIRE(!late || stale_grant_late(name, channel, t, owner, NULL) == 0);
+    CHECK(tk_child_read_line(&b, line, sizeof line, LAPSE_WAIT + 15000) == 0 &&
+          sscanf(line, "acq %d %llu", &rc, &grants) == 2);
+    CHECKF(rc == RLK_ERR_BUSY, "B, its held grant lapsed before it could read it (%s) and D "
+           "holding the lock, returned %d (held grants %llu), expected RLK_ERR_BUSY at the end of "
+           "its wait%s", late ? "read after an attempt" : "read first", rc, grants,
+           tk_stall_note(&stall));
+    tk_child_wait(&b, 5000);
+    CHECKF(tk_int(&srv, "HGET %s %s", name, downer) == 1 &&
+           tk_int(&srv, "HEXISTS %s %s", name, owner) == 0, "D's hold was touched");
+    CHECK_INT_EQ(tk_int(&srv, "LLEN {%s}:rlk_waiters", name), 0);
+    CHECK_INT_EQ(rlk_lock_unlock(ld), RLK_OK);
+    rlk_lock_free(l0), rlk_lock_free(la), rlk_lock_free(ld);
+    rlk_free(c0), rlk_free(ca), rlk_free(cd);
+}
+
+static void test_lapsed_grant(void)
+{
+    for (int late = 0; late < 2; late++)
+        lapsed_grant(late);
+}
+
+/* The same with an rlk_async waiter whose loop does not run meanwhile. */
+static void lapsed_grant_async(int late)
+{
+    const char *name = late ? "held:lpal" : "held:lpa";
+    rlk_client *c0 = tk_connect(url, 30000, 1), *ca = tk_connect(url, 30000, 1),
+               *cd = tk_connect(url, 30000, 1);
+    rlk_lock *l0 = c0 ? rlk_lock_new(c0, name) : NULL, *la = ca ? rlk_lock_new(ca, name) : NULL,
+             *ld = cd ? rlk_lock_new(cd, name) : NULL;
+    char owner[160], downer[300], channel[200];
+    long long t;
+    static a_thread a;  /* static: a thread left behind by a failed check keeps its memory */
+    ap_cl c;
+    ap_res x;
+
+    REQUIRE(l0 && la && ld);
+    REQUIRE(async_behind_a_for(name, LAPSE_WAIT, LAPSE_LEASE, &c, &x, owner, sizeof owner, &a,
+                               l0, la) == 0);
+    t = tk_int(&srv, "LINDEX {%s}:rlk_waiters 0", name);
+    REQUIRE(wake_channel(name, channel, sizeof channel) == 0);
+    REQUIRE(!late || deafen(channel) == 0);
+    tk_stall_reset(&stall);
+    CHECK_INT_EQ(a_release(&a), RLK_OK);
+    CHECKF(tk_count(&srv, "HGET %s %s", name, owner) == !late,
+           "the async waiter was %sgranted the lock held (field %s)", late ? "" : "not ", owner);
+    REQUIRE(d_after_lapse(name, ld, downer, sizeof downer) == 0);
+    REQUIRE(!late || stale_grant_late(name, channel, t, owner, &c) == 0);
+    REQUIRE(ap_wait_res(&c, &x, LAPSE_WAIT + 15000));
+    CHECKF(x.err == RLK_ERR_BUSY, "the async waiter, its held grant lapsed before its loop ran "
+           "(%s) and D holding the lock, returned %d, expected RLK_ERR_BUSY at the end of its "
+           "wait%s", late ? "read after an attempt" : "read first", x.err,
+           tk_stall_note(&stall));
+    CHECKF(tk_int(&srv, "HGET %s %s", name, downer) == 1 &&
+           tk_int(&srv, "HEXISTS %s %s", name, owner) == 0, "D's hold was touched");
+    CHECK_INT_EQ(tk_int(&srv, "LLEN {%s}:rlk_waiters", name), 0);
+    CHECK_INT_EQ(ap_rule_breaks, 0);
+    CHECK_INT_EQ(rlk_lock_unlock(ld), RLK_OK);
+    ap_cl_close(&c);
+    rlk_lock_free(l0), rlk_lock_free(la), rlk_lock_free(ld);
+    rlk_free(c0), rlk_free(ca), rlk_free(cd);
+}
+
+static void test_lapsed_grant_async(void)
+{
+    for (int late = 0; late < 2; late++)
+        lapsed_grant_async(late);
 }
 
 /* ------------------------------------------------------------ the next head's one attempt */
@@ -632,8 +791,10 @@ int main(int argc, char **argv)
 {
     char self[512];
 
-    if ((argc == 5 || argc == 6) && strcmp(argv[1], "wait") == 0)
-        return child_wait(argv[2], argv[3], atoll(argv[4]), argc == 6 ? argv[5] : NULL);
+    if (argc >= 5 && argc <= 7 && strcmp(argv[1], "wait") == 0)
+        return child_wait(argv[2], argv[3], atoll(argv[4]),
+                          argc >= 6 && strcmp(argv[5], "-") != 0 ? argv[5] : NULL,
+                          argc == 7 ? atoll(argv[6]) : 60000);
     if (fl_suite_begin("fl_held", &srv, url, sizeof url, &stall, self, sizeof self) != 0)
         return 1;
     RUN_TEST(test_blocking);
@@ -642,6 +803,8 @@ int main(int argc, char **argv)
     RUN_TEST(test_stopped_grantee);
     RUN_TEST(test_lost_grant);
     RUN_TEST(test_lost_grant_async);
+    RUN_TEST(test_lapsed_grant);
+    RUN_TEST(test_lapsed_grant_async);
     RUN_TEST(test_next_head);
     if (!getenv("RLK_TEST_FUNCTIONS"))     /* it runs Redisson's script by EVAL */
         RUN_TEST(test_redisson_waiter);

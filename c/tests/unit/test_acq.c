@@ -643,8 +643,13 @@ static void test_held(void)
     rlk_acq_reply(&q, RLK_OK, NULL, i(-1), 100, &a);            /* queued behind the holder */
     CHECK(a.is == RLK_ACQ_WAIT && q.queued);
     CHECK(rlk_acq_cancel(&q, &a) && strcmp(a.call, "reentrant/cancel") == 0 &&
-          strcmp(a.args, "ticket claim_ms publish held") == 0 && strcmp(a.keys, "who") == 0);
-    CHECK_INT_EQ(rlk_acq_held(&q, 250, &a), RLK_ACQ_RECORD);    /* its held grant read */
+          strcmp(a.args, "ticket claim_ms publish held owner") == 0 &&
+          strcmp(a.keys, "who") == 0);
+    /* a held grant read once the lease from the last send is over: asked again, still queued */
+    CHECK_INT_EQ(rlk_acq_held(&q, 250, 250 + q.lease_ms, &a), RLK_ACQ_SEND);
+    CHECKF(q.queued && !a.ticket && counters.held_grants == was,
+           "held grant read late: queued %d, ticket %lld", q.queued, a.ticket);
+    CHECK_INT_EQ(rlk_acq_held(&q, 250, 249 + q.lease_ms, &a), RLK_ACQ_RECORD);  /* in time */
     CHECKF(q.start_ms == 250 && !q.queued && counters.held_grants == was + 1,
            "held grant: lease from %lld, queued %d", q.start_ms, q.queued);
     CHECK(!rlk_acq_cancel(&q, &a));                             /* nothing left to cancel */
@@ -659,6 +664,16 @@ static void test_held(void)
         CHECKF(a.is == RLK_ACQ_RECORD && q.adopt && q.start_ms == (held ? 100 : 300),
                "%s row, lost attempt: adopted from %lld", held ? "held" : "plain", q.start_ms);
     }
+    /* -4: the ticket is neither queued nor recorded (its held grant lapsed, ...): a new one of
+     * the same client, sent at once as a new waiter's; never the old one again */
+    mk(&q, k, 0, 0);
+    q.ticket = -33554437, q.queued = 1;
+    CHECK_INT_EQ(rlk_acq_reply(&q, RLK_OK, NULL, i(-4), 100, &a), RLK_ACQ_SEND);
+    CHECKF(!q.queued && a.ticket / 1024 == 33554437 / 1024 && a.ticket != 33554437,
+           "-4: queued %d, new ticket %lld", q.queued, a.ticket);
+    CHECK(!rlk_acq_cancel(&q, &a));
+    for (long long t = 33554432, n = 0; n < 3000; n++, t = rlk_names_wake_redraw(t))
+        CHECK(rlk_names_wake_redraw(t) / 1024 == t / 1024 && rlk_names_wake_redraw(t) != t);
     mk(&q, &rlk_lock_row, 0, 0);
     q.ticket = 33554437;
     rlk_acq_reply(&q, RLK_OK, NULL, i(-1), 100, &a);
