@@ -179,11 +179,16 @@ describe("held grants: reentrant/acquire", function()
   -- its loop not run), after the grant lapsed and another holder came. The ticket is then never
   -- queued again: an old message naming it could pass for a new grant (docs/runtime.md, "Held
   -- grants"). The waiter draws a new ticket instead.
-  it("a lapsed held grant (lease ran out, another holds): -4, its ticket not queued again, nothing written", function()
+  -- B, queued, is granted the lock held; its lease runs out before it reads the grant.
+  local function granted_lapsed()
     assert.equal(NIL, acquire_h(A))
     acquire_h(B, W + 1024, 500)
     assert.equal(3, release_h(A))
-    r:call("DEL", LOCK)                             -- B's lease ran out before it read the grant
+    r:call("DEL", LOCK)
+  end
+
+  it("a lapsed held grant (lease ran out, another holds): -4, its ticket not queued again, nothing written", function()
+    granted_lapsed()
     assert.equal(NIL, acquire_h(C))
     r:published()
     local before = sa.snapshot(r, { LOCK, WAITERS, GRANT, WHO })
@@ -198,10 +203,7 @@ describe("held grants: reentrant/acquire", function()
   end)
 
   it("a lapsed held grant while the free lock is reserved for another ticket: -4, not queued", function()
-    assert.equal(NIL, acquire_h(A))
-    acquire_h(B, W + 1024, 500)
-    assert.equal(3, release_h(A))
-    r:call("DEL", LOCK)
+    granted_lapsed()
     r:call("SET", GRANT, tk(2048), "PX", "5000")    -- a reservation made since (another release)
     r:published()
     local before = sa.snapshot(r, { LOCK, WAITERS, GRANT, WHO })
@@ -210,10 +212,7 @@ describe("held grants: reentrant/acquire", function()
   end)
 
   it("a lapsed held grant with the lock free and not reserved: the waiter takes it", function()
-    assert.equal(NIL, acquire_h(A))
-    acquire_h(B, W + 1024, 500)
-    assert.equal(3, release_h(A))
-    r:call("DEL", LOCK)
+    granted_lapsed()
     assert.equal(NIL, acquire_h(B, -(W + 1024)))
     assert.same({ B, "1" }, r:call("HGETALL", LOCK))
     assert.same({}, queue())

@@ -517,6 +517,34 @@ static int stale_grant_late(const char *name, const char *channel, long long t, 
     return -1;
 }
 
+/* B (who: its label in messages; holder id owner) queued first and unable to run: its ticket and
+ * wake channel (into channel) read, its subscriber killed when late, A's release (granting B the
+ * lock held, or passing it over when late), and D holding name (downer: its holder id) once the
+ * lock is free. B's ticket, or -1. */
+static long long lapse(const char *name, int late, const char *who, const char *owner,
+                       a_thread *a, rlk_lock *ld, char *downer, size_t dlen, char *channel,
+                       size_t clen)
+{
+    long long t = tk_int(&srv, "LINDEX {%s}:rlk_waiters 0", name);
+
+    if (wake_channel(name, channel, clen) != 0 || (late && deafen(channel) != 0))
+        return -1;
+    tk_stall_reset(&stall);
+    CHECK_INT_EQ(a_release(a), RLK_OK);
+    CHECKF(tk_count(&srv, "HGET %s %s", name, owner) == !late,
+           "%s was %sgranted the lock held (field %s)", who, late ? "" : "not ", owner);
+    return d_after_lapse(name, ld, downer, dlen) == 0 ? t : -1;
+}
+
+/* After B gave up: D's hold untouched, nothing of B left queued; D releases. */
+static void lapse_after(const char *name, const char *owner, const char *downer, rlk_lock *ld)
+{
+    CHECKF(tk_int(&srv, "HGET %s %s", name, downer) == 1 &&
+           tk_int(&srv, "HEXISTS %s %s", name, owner) == 0, "D's hold was touched");
+    CHECK_INT_EQ(tk_int(&srv, "LLEN {%s}:rlk_waiters", name), 0);
+    CHECK_INT_EQ(rlk_lock_unlock(ld), RLK_OK);
+}
+
 static void lapsed_grant(int late)
 {
     const char *name = late ? "held:lpl" : "held:lp";
@@ -535,15 +563,9 @@ static void lapsed_grant(int late)
     snprintf(lease, sizeof lease, "%d", LAPSE_LEASE);
     snprintf(wait, sizeof wait, "%d", LAPSE_WAIT);
     REQUIRE(b_behind_a(name, lease, NULL, wait, &a, &b, owner, sizeof owner, l0, la) == 0);
-    t = tk_int(&srv, "LINDEX {%s}:rlk_waiters 0", name);
-    REQUIRE(wake_channel(name, channel, sizeof channel) == 0);
     REQUIRE(tk_child_stop(&b));
-    REQUIRE(!late || deafen(channel) == 0);
-    tk_stall_reset(&stall);
-    CHECK_INT_EQ(a_release(&a), RLK_OK);
-    CHECKF(tk_count(&srv, "HGET %s %s", name, owner) == !late,
-           "the stopped waiter was %sgranted the lock held (field %s)", late ? "" : "not ", owner);
-    REQUIRE(d_after_lapse(name, ld, downer, sizeof downer) == 0);
+    REQUIRE((t = lapse(name, late, "the stopped waiter", owner, &a, ld, downer, sizeof downer,
+                       channel, sizeof channel)) > 0);
     REQUIRE(kill(b.pid, SIGCONT) == 0);
     REQUIRE(!late || stale_grant_late(name, channel, t, owner, NULL) == 0);
     CHECK(tk_child_read_line(&b, line, sizeof line, LAPSE_WAIT + 15000) == 0 &&
@@ -553,10 +575,7 @@ static void lapsed_grant(int late)
            "its wait%s", late ? "read after an attempt" : "read first", rc, grants,
            tk_stall_note(&stall));
     tk_child_wait(&b, 5000);
-    CHECKF(tk_int(&srv, "HGET %s %s", name, downer) == 1 &&
-           tk_int(&srv, "HEXISTS %s %s", name, owner) == 0, "D's hold was touched");
-    CHECK_INT_EQ(tk_int(&srv, "LLEN {%s}:rlk_waiters", name), 0);
-    CHECK_INT_EQ(rlk_lock_unlock(ld), RLK_OK);
+    lapse_after(name, owner, downer, ld);
     rlk_lock_free(l0), rlk_lock_free(la), rlk_lock_free(ld);
     rlk_free(c0), rlk_free(ca), rlk_free(cd);
 }
@@ -584,25 +603,16 @@ static void lapsed_grant_async(int late)
     REQUIRE(l0 && la && ld);
     REQUIRE(async_behind_a_for(name, LAPSE_WAIT, LAPSE_LEASE, &c, &x, owner, sizeof owner, &a,
                                l0, la) == 0);
-    t = tk_int(&srv, "LINDEX {%s}:rlk_waiters 0", name);
-    REQUIRE(wake_channel(name, channel, sizeof channel) == 0);
-    REQUIRE(!late || deafen(channel) == 0);
-    tk_stall_reset(&stall);
-    CHECK_INT_EQ(a_release(&a), RLK_OK);
-    CHECKF(tk_count(&srv, "HGET %s %s", name, owner) == !late,
-           "the async waiter was %sgranted the lock held (field %s)", late ? "" : "not ", owner);
-    REQUIRE(d_after_lapse(name, ld, downer, sizeof downer) == 0);
+    REQUIRE((t = lapse(name, late, "the async waiter", owner, &a, ld, downer, sizeof downer,
+                       channel, sizeof channel)) > 0);
     REQUIRE(!late || stale_grant_late(name, channel, t, owner, &c) == 0);
     REQUIRE(ap_wait_res(&c, &x, LAPSE_WAIT + 15000));
     CHECKF(x.err == RLK_ERR_BUSY, "the async waiter, its held grant lapsed before its loop ran "
            "(%s) and D holding the lock, returned %d, expected RLK_ERR_BUSY at the end of its "
            "wait%s", late ? "read after an attempt" : "read first", x.err,
            tk_stall_note(&stall));
-    CHECKF(tk_int(&srv, "HGET %s %s", name, downer) == 1 &&
-           tk_int(&srv, "HEXISTS %s %s", name, owner) == 0, "D's hold was touched");
-    CHECK_INT_EQ(tk_int(&srv, "LLEN {%s}:rlk_waiters", name), 0);
+    lapse_after(name, owner, downer, ld);
     CHECK_INT_EQ(ap_rule_breaks, 0);
-    CHECK_INT_EQ(rlk_lock_unlock(ld), RLK_OK);
     ap_cl_close(&c);
     rlk_lock_free(l0), rlk_lock_free(la), rlk_lock_free(ld);
     rlk_free(c0), rlk_free(ca), rlk_free(cd);
