@@ -4,6 +4,8 @@
  * live with their kinds), and the pure readers of the kinds' replies
  * (proto.h).
  */
+#include <stdatomic.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -55,23 +57,51 @@ static const char *const rlk_proto_roles[RLK_PROTO_NROLES] = {
 
 _Static_assert(RLK_PROTO_NROLES <= RLK_FAM_KEYS, "a handle keeps a key of every role");
 
-/* The key of role (len bytes) from have (NULL: none) or built into ks. */
-static const char *rlk_proto_keys_of(rlk_proto_keys *ks, char *const *have, const char *role,
-                                     size_t len)
+/* The role index of role (len bytes): RLK_PROTO_KEY_*, RLK_PROTO_NROLES for the name itself
+ * ("lock", "semaphore", "latch": the lock hash is the name), -1 for a role no row uses. */
+static int rlk_proto_role_of(const char *role, size_t len)
 {
-    int unknown;
-    unsigned char r = 0;
-    char *key;
+    int r = 0;
 
     if ((len == 4 && memcmp(role, "lock", 4) == 0) ||
         (len == 9 && memcmp(role, "semaphore", 9) == 0) ||
         (len == 5 && memcmp(role, "latch", 5) == 0))
-        return ks->name;    /* the lock hash (the semaphore, the latch) is the name itself */
+        return RLK_PROTO_NROLES;
     while (r < RLK_PROTO_NROLES &&
            (strlen(rlk_proto_roles[r]) != len || memcmp(rlk_proto_roles[r], role, len) != 0))
         r++;
+    return r == RLK_PROTO_NROLES ? -1 : r;
+}
+
+/* The roles (space-separated) as indexes into out (at most max); their number, or -1 (an unknown
+ * role, too many). */
+static int rlk_proto_roles_of(const char *roles, unsigned char *out, int max)
+{
+    int n = 0, r;
+
+    if (!roles)
+        return -1;
+    while (*roles) {
+        size_t len = strcspn(roles, " ");
+
+        if (len && (n == max || (r = rlk_proto_role_of(roles, len)) < 0))
+            return -1;
+        if (len)
+            out[n++] = (unsigned char)r;
+        roles += len;
+        roles += strspn(roles, " ");
+    }
+    return n;
+}
+
+/* The key of role index r from have (NULL: none) or built into ks; NULL: out of memory. */
+static const char *rlk_proto_keys_of(rlk_proto_keys *ks, char *const *have, int r)
+{
+    int unknown;
+    char *key;
+
     if (r == RLK_PROTO_NROLES)
-        return NULL;        /* a role no row uses */
+        return ks->name;
     if (have && have[r])
         return have[r];
     for (int i = 0; i < ks->n; i++)
@@ -80,32 +110,35 @@ static const char *rlk_proto_keys_of(rlk_proto_keys *ks, char *const *have, cons
     if (!ks->name || ks->n == RLK_PROTO_ROLES ||
         !(key = rlk_names_key(ks->names, rlk_proto_roles[r], ks->name, &unknown)))
         return NULL;
-    ks->role[ks->n] = r;
+    ks->role[ks->n] = (unsigned char)r;
     ks->key[ks->n] = key;
     return ks->key[ks->n++];
 }
 
+/* The keys of the role indexes roles[0..n) into out; n, or -1 (out of memory). */
+static int rlk_proto_keys_by(rlk_proto_keys *ks, char *const *have, const unsigned char *roles,
+                             int n, const char **out)
+{
+    for (int i = 0; i < n; i++)
+        if (!(out[i] = rlk_proto_keys_of(ks, have, roles[i])))
+            return -1;
+    return n;
+}
+
 const char *rlk_proto_keys_get(rlk_proto_keys *ks, const char *role)
 {
-    return rlk_proto_keys_of(ks, NULL, role, strlen(role));
+    int r = rlk_proto_role_of(role, strlen(role));
+
+    return r < 0 ? NULL : rlk_proto_keys_of(ks, NULL, r);
 }
 
 int rlk_proto_keys_list_with(rlk_proto_keys *ks, char *const *have, const char *roles,
                              const char **out, int max)
 {
-    int n = 0;
+    unsigned char r[2 * RLK_PROTO_NROLES];
+    int n = rlk_proto_roles_of(roles, r, max < 2 * RLK_PROTO_NROLES ? max : 2 * RLK_PROTO_NROLES);
 
-    if (!roles)
-        return -1;
-    while (*roles) {
-        size_t len = strcspn(roles, " ");
-
-        if (len && (n == max || !(out[n++] = rlk_proto_keys_of(ks, have, roles, len))))
-            return -1;
-        roles += len;
-        roles += strspn(roles, " ");
-    }
-    return n;
+    return n < 0 ? -1 : rlk_proto_keys_by(ks, have, r, n, out);
 }
 
 int rlk_proto_keys_list(rlk_proto_keys *ks, const char *roles, const char **out, int max)
@@ -128,97 +161,197 @@ static const char *rlk_proto_num(char *buf, long long v)
     return p;
 }
 
-int rlk_proto_args(const char *names, const rlk_proto_argvals *vals, rlk_proto_argv *out)
+/* The ARGV names, by index (proto.h's list); RLK_PROTO_ARG_OPT marks a name written with "?". */
+enum {
+    RLK_PROTO_ARG_LEASE, RLK_PROTO_ARG_OWNER, RLK_PROTO_ARG_TICKET, RLK_PROTO_ARG_CLAIM,
+    RLK_PROTO_ARG_PUBLISH, RLK_PROTO_ARG_WAIT, RLK_PROTO_ARG_MODE, RLK_PROTO_ARG_VALUE,
+    RLK_PROTO_ARG_TERM, RLK_PROTO_ARG_TOKEN, RLK_PROTO_ARG_DELAY, RLK_PROTO_ARG_SECRET,
+    RLK_PROTO_ARG_NAMED, RLK_PROTO_ARG_FIRST, RLK_PROTO_ARG_HELD, RLK_PROTO_ARG_N,
+    RLK_PROTO_ARG_TTL, RLK_PROTO_ARG_ID, RLK_PROTO_NARGNAMES,
+    RLK_PROTO_ARG_OPT = 0x80
+};
+
+static const char *const rlk_proto_argnames[RLK_PROTO_NARGNAMES] = {
+    "lease_ms", "owner", "ticket", "claim_ms", "publish", "wait_ms", "mode", "value", "term",
+    "token", "delay_ms", "secret", "named", "first", "held", "n", "ttl", "id",
+};
+
+/* The ARGV names (space-separated) as indexes into out (RLK_PROTO_ARGS); their number, or -1 (an
+ * unknown name, too many). */
+static int rlk_proto_args_of(const char *names, unsigned char *out)
 {
-    const char *dflt[RLK_PROTO_ARGS];   /* a name marked "?": the value the script takes for it */
     int n = 0;
 
     while (names && *names) {
         size_t len = strcspn(names, " ");
-        int opt = len > 1 && names[len - 1] == '?';
-        const char *v = NULL;
+        int opt = len > 1 && names[len - 1] == '?', a = 0;
 
-        len -= (size_t)opt;
-
-#define RLK_PROTO_IS(s) (len == sizeof(s) - 1 && memcmp(names, s, len) == 0)
-        if (RLK_PROTO_IS("lease_ms"))
-            v = rlk_proto_num(out->lease, vals->lease_ms);
-        else if (RLK_PROTO_IS("owner"))
-            v = vals->owner;
-        else if (RLK_PROTO_IS("ticket"))
-            v = rlk_proto_num(out->ticket, vals->ticket);
-        else if (RLK_PROTO_IS("claim_ms"))
-            v = RLK_FAM_CLAIM_MS_STR;
-        else if (RLK_PROTO_IS("publish"))
-            v = vals->publish;
-        else if (RLK_PROTO_IS("wait_ms"))
-            v = rlk_proto_num(out->wait, vals->wait_ms ? vals->wait_ms
-                                                       : (long long)RLK_FAIR_THREAD_WAIT_MS);
-        else if (RLK_PROTO_IS("mode"))
-            v = vals->mode ? vals->mode : "any";
-        else if (RLK_PROTO_IS("value"))
-            v = vals->value ? vals->value : "";
-        else if (RLK_PROTO_IS("term") || RLK_PROTO_IS("token"))
-            v = rlk_proto_num(out->term, vals->term);
-        else if (RLK_PROTO_IS("delay_ms"))
-            v = rlk_proto_num(out->delay, vals->delay_ms);
-        else if (RLK_PROTO_IS("secret"))
-            v = vals->secret ? vals->secret : "";
-        else if (RLK_PROTO_IS("named"))
-            v = "named";
-        else if (RLK_PROTO_IS("first"))
-            v = "first";
-        else if (RLK_PROTO_IS("held"))
-            v = "held";
-        else if (RLK_PROTO_IS("n"))
-            v = rlk_proto_num(out->n, vals->n);
-        else if (RLK_PROTO_IS("ttl"))
-            v = rlk_proto_num(out->ttl, vals->ttl_ms);
-        else if (RLK_PROTO_IS("id"))
-            v = (const char *)vals->id;
-        if (!v || n == RLK_PROTO_ARGS)
+        while (a < RLK_PROTO_NARGNAMES &&
+               (strlen(rlk_proto_argnames[a]) != len - (size_t)opt ||
+                memcmp(rlk_proto_argnames[a], names, len - (size_t)opt) != 0))
+            a++;
+        if (a == RLK_PROTO_NARGNAMES || n == RLK_PROTO_ARGS)
             return -1;
-        out->len[n] = RLK_PROTO_IS("id") ? vals->idlen : strlen(v);
-        dflt[n] = !opt                     ? NULL
-                  : RLK_PROTO_IS("ticket")   ? "0"
-                  : RLK_PROTO_IS("claim_ms") ? RLK_FAM_CLAIM_MS_STR
-                  : RLK_PROTO_IS("publish")  ? "publish"
-                                             : NULL;
-#undef RLK_PROTO_IS
-        out->v[n++] = v;
-        names += len + (size_t)opt;
+        out[n++] = (unsigned char)(a | (opt ? RLK_PROTO_ARG_OPT : 0));
+        names += len;
         names += strspn(names, " ");
     }
-    /* The optional names at the end are left out while each has its default (a script's short
-     * form: scripts/reentrant/'s acquire and release). */
+    return n;
+}
+
+/* The ARGV of the name indexes args[0..n) into out; their number, the optional names at the end
+ * left out while each has its default (a script's short form: scripts/reentrant/'s acquire and
+ * release). */
+static int rlk_proto_args_by(const unsigned char *args, int n, const rlk_proto_argvals *vals,
+                             rlk_proto_argv *out)
+{
+    const char *dflt[RLK_PROTO_ARGS];   /* a name marked "?": the value the script takes for it */
+
+    for (int i = 0; i < n; i++) {
+        const char *v = NULL;
+
+        dflt[i] = NULL;
+        switch (args[i] & ~RLK_PROTO_ARG_OPT) {
+        case RLK_PROTO_ARG_LEASE: v = rlk_proto_num(out->lease, vals->lease_ms); break;
+        case RLK_PROTO_ARG_OWNER: v = vals->owner; break;
+        case RLK_PROTO_ARG_TICKET:
+            v = rlk_proto_num(out->ticket, vals->ticket);
+            dflt[i] = "0";
+            break;
+        case RLK_PROTO_ARG_CLAIM: v = dflt[i] = RLK_FAM_CLAIM_MS_STR; break;
+        case RLK_PROTO_ARG_PUBLISH:
+            v = vals->publish;
+            dflt[i] = "publish";
+            break;
+        case RLK_PROTO_ARG_WAIT:
+            v = rlk_proto_num(out->wait, vals->wait_ms ? vals->wait_ms
+                                                       : (long long)RLK_FAIR_THREAD_WAIT_MS);
+            break;
+        case RLK_PROTO_ARG_MODE: v = vals->mode ? vals->mode : "any"; break;
+        case RLK_PROTO_ARG_VALUE: v = vals->value ? vals->value : ""; break;
+        case RLK_PROTO_ARG_TERM:
+        case RLK_PROTO_ARG_TOKEN: v = rlk_proto_num(out->term, vals->term); break;
+        case RLK_PROTO_ARG_DELAY: v = rlk_proto_num(out->delay, vals->delay_ms); break;
+        case RLK_PROTO_ARG_SECRET: v = vals->secret ? vals->secret : ""; break;
+        case RLK_PROTO_ARG_NAMED: v = "named"; break;
+        case RLK_PROTO_ARG_FIRST: v = "first"; break;
+        case RLK_PROTO_ARG_HELD: v = "held"; break;
+        case RLK_PROTO_ARG_N: v = rlk_proto_num(out->n, vals->n); break;
+        case RLK_PROTO_ARG_TTL: v = rlk_proto_num(out->ttl, vals->ttl_ms); break;
+        case RLK_PROTO_ARG_ID: v = (const char *)vals->id; break;
+        }
+        if (!v)
+            return -1;
+        out->len[i] = (args[i] & ~RLK_PROTO_ARG_OPT) == RLK_PROTO_ARG_ID ? vals->idlen
+                                                                          : strlen(v);
+        if (!(args[i] & RLK_PROTO_ARG_OPT))
+            dflt[i] = NULL;
+        out->v[i] = v;
+    }
     while (n > 0 && dflt[n - 1] && strcmp(out->v[n - 1], dflt[n - 1]) == 0)
         n--;
     return n;
+}
+
+int rlk_proto_args(const char *names, const rlk_proto_argvals *vals, rlk_proto_argv *out)
+{
+    unsigned char a[RLK_PROTO_ARGS];
+    int n = rlk_proto_args_of(names, a);
+
+    return n < 0 ? -1 : rlk_proto_args_by(a, n, vals, out);
+}
+
+/* What building a call reads from the strings of its row or call, read once. The rows' and
+ * calls' strings are the kinds' static data, so the addresses of (script, args, opt) name a call
+ * for the process's life: a plan, once published in rlk_proto_plans, is never changed nor freed. */
+typedef struct rlk_proto_plan {
+    const char *script, *args, *opt;
+    const rlk_names_kind *names;    /* the names kind of the script's folder */
+    char kind[32];                  /* that folder */
+    unsigned char key[RLK_PROTO_KEYS], arg[RLK_PROTO_ARGS];
+    int nkeys, nargs;
+} rlk_proto_plan;
+
+#define RLK_PROTO_PLANS 256     /* distinct calls made, at most (more are read every time) */
+#define RLK_PROTO_PROBES 8
+
+static _Atomic(rlk_proto_plan *) rlk_proto_plans[RLK_PROTO_PLANS];
+
+/* Reads the strings of the call into p; 0, or -1 (an unknown role or name, too many). */
+static int rlk_proto_plan_read(const rlk_proto_call *pc, const char *opt, rlk_proto_plan *p)
+{
+    size_t klen = strcspn(pc->script, "/");
+    int no = 0;
+
+    p->script = pc->script;
+    p->args = pc->args;
+    p->opt = opt;
+    if (klen >= sizeof p->kind)
+        klen = sizeof p->kind - 1;
+    memcpy(p->kind, pc->script, klen);
+    p->kind[klen] = '\0';
+    p->names = rlk_names_kind_find(p->kind);
+    p->nkeys = rlk_proto_roles_of(rlk_script_key_roles(pc->script), p->key, RLK_PROTO_KEYS);
+    if (opt && p->nkeys >= 0 &&
+        (no = rlk_proto_roles_of(opt, p->key + p->nkeys, RLK_PROTO_KEYS - p->nkeys)) >= 0)
+        p->nkeys += no;
+    p->nargs = rlk_proto_args_of(pc->args, p->arg);
+    return p->nkeys < 0 || no < 0 || p->nargs < 0 ? -1 : 0;
+}
+
+/* The plan of the call: the published one, or one read now (published when a slot is free; else
+ * in *tmp); NULL when its strings do not read. */
+static const rlk_proto_plan *rlk_proto_plan_of(const rlk_proto_call *pc, const char *opt,
+                                               rlk_proto_plan *tmp)
+{
+    uintptr_t h = ((uintptr_t)pc->script >> 3) * 31 + ((uintptr_t)pc->args >> 3) * 7 +
+                  ((uintptr_t)opt >> 3);
+    rlk_proto_plan *p, *mine = NULL;
+
+    for (int i = 0; i < RLK_PROTO_PROBES; i++) {
+        _Atomic(rlk_proto_plan *) *slot = &rlk_proto_plans[(h + (uintptr_t)i) % RLK_PROTO_PLANS];
+
+        p = atomic_load_explicit(slot, memory_order_acquire);
+        if (!p) {
+            if (!mine && (!(mine = malloc(sizeof *mine)) || rlk_proto_plan_read(pc, opt, mine))) {
+                free(mine);
+                break;
+            }
+            if (atomic_compare_exchange_strong_explicit(slot, &p, mine, memory_order_acq_rel,
+                                                        memory_order_acquire))
+                return mine;
+        }
+        if (p->script == pc->script && p->args == pc->args && p->opt == opt) {
+            free(mine);
+            return p;
+        }
+    }
+    if (mine) {
+        *tmp = *mine;
+        free(mine);
+        return tmp;
+    }
+    return rlk_proto_plan_read(pc, opt, tmp) ? NULL : tmp;
 }
 
 int rlk_proto_build_with(const rlk_proto_call *pc, const char *opt, const char *have_of,
                          char *const *have, const char *name, const rlk_proto_argvals *vals,
                          rlk_proto_built *b)
 {
-    char kind[32];
-    size_t klen = strcspn(pc->script, "/");
-    int no = 0;
+    rlk_proto_plan tmp;
+    const rlk_proto_plan *p = rlk_proto_plan_of(pc, opt, &tmp);
 
-    if (klen >= sizeof kind)
-        klen = sizeof kind - 1;
-    memcpy(kind, pc->script, klen);
-    kind[klen] = '\0';
-    if (!have_of || strcmp(have_of, kind) != 0)
+    memset(&b->ks, 0, sizeof b->ks);
+    b->ks.name = name;
+    b->nkeys = b->nargs = -1;
+    if (!p)
+        return -1;
+    b->ks.names = p->names;
+    if (!have_of || strcmp(have_of, p->kind) != 0)
         have = NULL;        /* made by another kind's names: the channel may differ */
-    rlk_proto_keys_init(&b->ks, kind, name);
-    b->nkeys = rlk_proto_keys_list_with(&b->ks, have, rlk_script_key_roles(pc->script),
-                                        b->keys, RLK_PROTO_KEYS);
-    if (opt && b->nkeys >= 0 &&
-        (no = rlk_proto_keys_list_with(&b->ks, have, opt, b->keys + b->nkeys,
-                                       RLK_PROTO_KEYS - b->nkeys)) >= 0)
-        b->nkeys += no;
-    b->nargs = rlk_proto_args(pc->args, vals, &b->av);
-    return b->nkeys < 0 || no < 0 || b->nargs < 0 ? -1 : 0;
+    b->nkeys = rlk_proto_keys_by(&b->ks, have, p->key, p->nkeys, b->keys);
+    b->nargs = rlk_proto_args_by(p->arg, p->nargs, vals, &b->av);
+    return b->nkeys < 0 || b->nargs < 0 ? -1 : 0;
 }
 
 int rlk_proto_build(const rlk_proto_call *pc, const char *name, const rlk_proto_argvals *vals,
