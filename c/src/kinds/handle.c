@@ -32,17 +32,17 @@ int rlk_handle_evalt(const rlk_fam_base *b, const rlk_proto_call *pc, const char
     rlk_proto_argvals v = {0};
     rlk_proto_built pb;
     redisReply *reply = NULL;
-    const char **args = NULL;
-    size_t *alens = NULL, n;
-    int rc = RLK_ERR_NOMEM;
+    const char *argbuf[RLK_PROTO_ARGS + 4], **args = NULL;
+    size_t lenbuf[RLK_PROTO_ARGS + 4], *alens = NULL, n;
+    int rc = RLK_ERR_NOMEM, few = ntail <= 4;   /* the ARGV fit on the stack */
 
     if (vals)
         v = *vals;
     if (!v.publish)
         v.publish = rlk_publish_arg(b->c);
     if (rlk_proto_build_with(pc, opt, b->keys_of, b->key, b->name, &v, &pb) == 0 &&
-        (args = malloc(((size_t)pb.nargs + ntail + 1) * sizeof *args)) &&
-        (alens = malloc(((size_t)pb.nargs + ntail + 1) * sizeof *alens))) {
+        (args = few ? argbuf : malloc(((size_t)pb.nargs + ntail + 1) * sizeof *args)) &&
+        (alens = few ? lenbuf : malloc(((size_t)pb.nargs + ntail + 1) * sizeof *alens))) {
         memcpy(args, pb.av.v, (size_t)pb.nargs * sizeof *args);
         memcpy(alens, pb.av.len, (size_t)pb.nargs * sizeof *alens);
         for (n = 0; n < ntail; n++) {
@@ -53,8 +53,10 @@ int rlk_handle_evalt(const rlk_fam_base *b, const rlk_proto_call *pc, const char
                        alens, r ? r : &reply);
     } else
         rlk_set_error(b->c, RLK_ERR_NOMEM, "%s %s: out of memory", pc->script, b->name);
-    free(args);
-    free(alens);
+    if (!few) {
+        free(args);
+        free(alens);
+    }
     rlk_proto_built_free(&pb);
     if (rc == RLK_OK && !r && reply->type != REDIS_REPLY_INTEGER)
         rc = rlk_set_error(b->c, RLK_ERR_PROTOCOL, "%s %s: reply of type %d, expected an integer",
