@@ -37,11 +37,7 @@ rlk_holds *rlk_holds_new(void)
 
 void rlk_holds_rec_free(rlk_holds_rec *r)
 {
-    if (!r)
-        return;
-    free(r->name);
-    free(r->owner);
-    free(r);
+    free(r);    /* its name and owner are in the same block (rlk_holds_get) */
 }
 
 void rlk_holds_free(void *table)
@@ -78,15 +74,16 @@ rlk_holds_rec *rlk_holds_find(const rlk_holds *t, int kind, const char *name, co
 rlk_holds_rec *rlk_holds_get(rlk_holds *t, int kind, const char *name, const char *owner)
 {
     rlk_holds_rec *r = rlk_holds_find(t, kind, name, owner);
-    size_t i;
+    size_t i, nlen, olen;
 
     if (r)
         return r;
-    if (!(r = calloc(1, sizeof *r)) || !(r->name = strdup(name)) ||
-        !(r->owner = strdup(owner))) {
-        rlk_holds_rec_free(r);
+    nlen = strlen(name) + 1;
+    olen = strlen(owner) + 1;
+    if (!(r = calloc(1, sizeof *r + nlen + olen)))
         return NULL;
-    }
+    r->name = memcpy((char *)(r + 1), name, nlen);
+    r->owner = memcpy(r->name + nlen, owner, olen);
     r->kind = kind;
     r->id = ++t->next_id;
     i = rlk_holds_hash(kind, name, owner);
