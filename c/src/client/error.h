@@ -33,11 +33,12 @@
  * bytes (newlines become spaces); an RLK_ERR_AUTH one of NOAUTH or WRONGPASS ends with
  * RLK_NOAUTH_HINT or RLK_WRONGPASS_HINT (once). c may be a client that failed to connect. */
 int rlk_set_error(rlk_client *c, int err, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
+    __attribute__((format(printf, 3, 4), cold));
 
 /* Maps a hiredis context error (ctx->err set) to an rlk code and records it
  * as "<what> <addr>: <reason>". Returns the code. */
-int rlk_set_ctx_error(rlk_client *c, const redisContext *ctx, const char *what);
+int rlk_set_ctx_error(rlk_client *c, const redisContext *ctx, const char *what)
+    __attribute__((cold));
 
 /* Thread-safe strerror. */
 const char *rlk_errno_str(int errnum, char *buf, size_t len);
