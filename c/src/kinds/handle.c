@@ -649,13 +649,12 @@ int rlk_handle_force(const rlk_fam_base *b, const rlk_proto *row, const char *op
 {
     rlk_proto_argvals v = {.mode = mode};
     redisReply *r = NULL;
-    char args[64];
-    rlk_proto_call pc = {row->force, args};
+    rlk_proto_call pc = {row->force, row->force_args};
+    const char *const tail[] = {"named"};   /* after the row's ARGV: its strings stay static */
     int rc;
 
-    snprintf(args, sizeof args, "%s%s", row->force_args, named ? " named" : "");
     rlk_wd_forget_name(b->rt->wd, b->name);
-    rc = rlk_handle_evalt(b, &pc, opt, &v, 0, NULL, NULL, NULL, &r);
+    rc = rlk_handle_evalt(b, &pc, opt, &v, named ? 1 : 0, tail, NULL, NULL, &r);
     return rlk_fam_force_done(b, rc, r, q, released);
 }
 

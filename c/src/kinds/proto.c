@@ -313,9 +313,13 @@ static const rlk_proto_plan *rlk_proto_plan_of(const rlk_proto_call *pc, const c
 
         p = atomic_load_explicit(slot, memory_order_acquire);
         if (!p) {
-            if (!mine && (!(mine = malloc(sizeof *mine)) || rlk_proto_plan_read(pc, opt, mine))) {
-                free(mine);
-                break;
+            if (!mine) {
+                if (!(mine = malloc(sizeof *mine)))
+                    break;      /* read into *tmp */
+                if (rlk_proto_plan_read(pc, opt, mine)) {
+                    free(mine);
+                    return NULL;    /* strings that do not read */
+                }
             }
             if (atomic_compare_exchange_strong_explicit(slot, &p, mine, memory_order_acq_rel,
                                                         memory_order_acquire))
@@ -326,7 +330,7 @@ static const rlk_proto_plan *rlk_proto_plan_of(const rlk_proto_call *pc, const c
             return p;
         }
     }
-    if (mine) {
+    if (mine) {     /* no slot for it: read every time */
         *tmp = *mine;
         free(mine);
         return tmp;

@@ -241,10 +241,12 @@ typedef struct rlk_proto_built {
 } rlk_proto_built;
 
 /* 0, or -1 (out of memory, an unknown role or argument); rlk_proto_built_free
- * either way. */
+ * either way. pc's strings: as rlk_proto_build_with's. */
 int rlk_proto_build(const rlk_proto_call *pc, const char *name, const rlk_proto_argvals *vals,
                     rlk_proto_built *b);
-/* The same, then the roles opt (a row's opt_keys; NULL: none) after the header's; a role's
+/* The strings of pc and opt name the call by their addresses: they are static (a kind's row or
+ * call), never changed. Their first call reads them into a plan, kept to the process's end.
+ * The same, then the roles opt (a row's opt_keys; NULL: none) after the header's; a role's
  * key taken from have[role] (RLK_PROTO_NROLES entries, NULL: not made) when have_of, the
  * names kind have was made by, is the script's folder; the others built as above. */
 int rlk_proto_build_with(const rlk_proto_call *pc, const char *opt, const char *have_of,

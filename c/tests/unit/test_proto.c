@@ -3,9 +3,12 @@
  * The pure parts both APIs share (the settle rules are test_acq.c's): the
  * kinds' reply readers (kinds/proto.h), on hand-made replies, and the
  * building of a call with a handle's keys made once: the same KEYS and ARGV,
- * byte for byte, as built per call.
+ * byte for byte, as built per call; and a call's plan (its strings read once):
+ * the same call as its strings read every time, from threads racing to publish it,
+ * and beyond the plans' table.
  */
 #include <limits.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -13,6 +16,7 @@
 #include "check.h"
 #include "kinds/handle.h"
 #include "kinds/lock.h"
+#include "client/scripts.h"
 #include "kinds/proto.h"
 #include "runtime/fam_hold.h"
 
@@ -193,6 +197,102 @@ static void test_short_forms(void)
     CHECK_STR_EQ(av.v[2], "0");
 }
 
+/* A call built as its strings read every time (the header's roles, then opt; the ARGV names):
+ * 1 when b (built from a plan) is the same. */
+static int same_as_strings(const rlk_proto_call *pc, const char *opt, const char *name,
+                           const rlk_proto_argvals *v, const rlk_proto_built *b)
+{
+    rlk_proto_keys ks;
+    const char *keys[RLK_PROTO_KEYS];
+    rlk_proto_argv av;
+    int nk, no = 0, na, same;
+
+    rlk_proto_keys_init(&ks, "reentrant", name);
+    nk = rlk_proto_keys_list(&ks, rlk_script_key_roles(pc->script), keys, RLK_PROTO_KEYS);
+    if (opt && nk >= 0)
+        no = rlk_proto_keys_list(&ks, opt, keys + nk, RLK_PROTO_KEYS - nk);
+    na = rlk_proto_args(pc->args, v, &av);
+    same = nk >= 0 && no >= 0 && b->nkeys == nk + no && b->nargs == na;
+    for (int i = 0; same && i < b->nkeys; i++)
+        same = strcmp(b->keys[i], keys[i]) == 0;
+    for (int i = 0; same && i < na; i++)
+        same = b->av.len[i] == av.len[i] && memcmp(b->av.v[i], av.v[i], av.len[i]) == 0;
+    rlk_proto_keys_free(&ks);
+    return same;
+}
+
+static const rlk_proto_call plan_calls[] = {
+    {"reentrant/acquire", "lease_ms owner ticket? delay_ms"},
+    {"reentrant/acquire", "lease_ms owner ticket?"},
+    {"reentrant/release", "owner lease_ms claim_ms? publish?"},
+    {"reentrant/cancel", "ticket claim_ms publish held owner"},
+    {"reentrant/renew", "lease_ms owner first"},
+};
+static const char *const plan_opts[] = {"delay", NULL, NULL, "who", NULL};
+
+/* Builds call i % 5 with values of n: 1 when it is the same as its strings read. */
+static int plan_build_once(size_t i, long long n)
+{
+    rlk_proto_argvals v = {.lease_ms = n, .owner = "u:1", .ticket = n % 3, .delay_ms = n,
+                           .publish = n % 2 ? "publish" : "spublish"};
+    size_t k = i % (sizeof plan_calls / sizeof plan_calls[0]);
+    rlk_proto_built b;
+    int ok = rlk_proto_build_with(&plan_calls[k], plan_opts[k], NULL, NULL, "lk", &v, &b) == 0 &&
+             same_as_strings(&plan_calls[k], plan_opts[k], "lk", &v, &b);
+
+    rlk_proto_built_free(&b);
+    return ok;
+}
+
+static void *plan_thread(void *arg)
+{
+    long long t = (long long)(intptr_t)arg, bad = 0;
+
+    for (long long n = 0; n < 4000; n++)
+        bad += !plan_build_once((size_t)(n + t), n * 7 + t);
+    return (void *)(intptr_t)bad;
+}
+
+/* The first builds of each call race to read and publish its plan: every build is the same
+ * call as its strings read. Then calls whose strings are copies (other addresses: plans of
+ * their own) beyond the table's 256 slots: each still built right, read every time. */
+static void test_plans(void)
+{
+    pthread_t th[4];
+    static char *copies[300];   /* reachable to the end: a plan may name one */
+    const char *script = "reentrant/release";
+
+    for (int i = 0; i < 4; i++)
+        CHECK_INT_EQ(pthread_create(&th[i], NULL, plan_thread, (void *)(intptr_t)i), 0);
+    for (int i = 0; i < 4; i++) {
+        void *bad = (void *)1;
+
+        CHECK_INT_EQ(pthread_join(th[i], &bad), 0);
+        CHECK_INT_EQ((int)(intptr_t)bad, 0);
+    }
+    for (int i = 0; i < 300; i++) {
+        rlk_proto_argvals v = {.lease_ms = i, .owner = "u:2", .publish = "spublish"};
+        rlk_proto_built b;
+
+        copies[i] = strdup(i % 2 ? "owner lease_ms claim_ms? publish?" : "owner lease_ms");
+        CHECK(copies[i] != NULL);
+        rlk_proto_call pc = {script, copies[i]};
+        CHECK_INT_EQ(rlk_proto_build_with(&pc, NULL, NULL, NULL, "lk", &v, &b), 0);
+        CHECK(same_as_strings(&pc, NULL, "lk", &v, &b));
+        CHECK_INT_EQ(b.nargs, i % 2 ? 4 : 2);
+        rlk_proto_built_free(&b);
+    }
+    CHECK(plan_build_once(0, 30000) && plan_build_once(3, 1));
+    {   /* a name no script takes reads no plan */
+        rlk_proto_call pc = {"reentrant/acquire", "lease_ms nonsense"};
+        rlk_proto_argvals v = {.owner = "u:1"};
+        rlk_proto_built b;
+
+        CHECK_INT_EQ(rlk_proto_build_with(&pc, NULL, NULL, NULL, "lk", &v, &b), -1);
+        rlk_proto_built_free(&b);
+    }
+}
+
 int main(void)
 {
     RUN_TEST(test_readers);
@@ -200,5 +300,6 @@ int main(void)
     RUN_TEST(test_build_with_keys);
     RUN_TEST(test_args_numbers);
     RUN_TEST(test_short_forms);
+    RUN_TEST(test_plans);
     return check_summary("test_proto");
 }
