@@ -25,9 +25,11 @@ int rlk_handle_owner(const rlk_fam_base *b, char *buf, size_t len, const char *w
     return rlk_fam_id_get(b->c, b->rt, (rlk_fam_id *)&b->id, buf, len, what);
 }
 
-int rlk_handle_evalt(const rlk_fam_base *b, const rlk_proto_call *pc, const char *opt,
-                     const rlk_proto_argvals *vals, size_t ntail, const char *const *tail,
-                     const size_t *lens, long long *out, redisReply **r)
+/* One copy for every call (noclone): each lock call runs it twice, acquire and release. */
+__attribute__((noclone)) int rlk_handle_evalt(const rlk_fam_base *b, const rlk_proto_call *pc,
+                                              const char *opt, const rlk_proto_argvals *vals,
+                                              size_t ntail, const char *const *tail,
+                                              const size_t *lens, long long *out, redisReply **r)
 {
     rlk_proto_argvals v = {0};
     rlk_proto_built pb;
