@@ -380,7 +380,7 @@ static void alk_released(rlk_a_lockreq *a, int rc, int outcome, long long left, 
 
 static void alk_give_back(rlk_a_lockreq *a)
 {
-    rlk_acq_act x = {.is = RLK_ACQ_SEND};
+    rlk_acq_act x;
 
     if (a->give_back > 0) {
         if (alk_send(a, a->give_row->release, a->give_row->release_args, a->lease_ms, 0,
@@ -390,10 +390,12 @@ static void alk_give_back(rlk_a_lockreq *a)
     }
     if (a->m.adopt)
         alk_acquired(a);
-    else if (a->give_again)
+    else if (a->give_again) {
+        rlk_acq_act_clear(&x, RLK_ACQ_SEND);
         alk_act(a, &x);
-    else
+    } else {
         alk_complete(a, a->w.ending);
+    }
 }
 
 /* The loop's interpreter of the machine's action x (kinds/acq.h). */

@@ -51,7 +51,7 @@ static int rlk_acq_reentry(const rlk_acq *q, rlk_acq_act *a)
 
 int rlk_acq_value(const rlk_proto *row, const char *name, const char *value, rlk_acq_act *a)
 {
-    memset(a, 0, sizeof *a);
+    rlk_acq_act_clear(a, 0);
     if (!value || strlen(value) > row->value_max)
         return rlk_acq_end(a, RLK_ERR_ARG, value ? "%s %s: value longer than %zu bytes"
                            : "%s %s: a value is required", row->what, name, row->value_max);
@@ -62,7 +62,7 @@ int rlk_acq_begin(rlk_acq *q, long long token, rlk_acq_act *a)
 {
     if (q->value && rlk_acq_value(q->row, q->name, q->value, a) == RLK_ACQ_END)
         return RLK_ACQ_END;
-    memset(a, 0, sizeof *a);
+    rlk_acq_act_clear(a, 0);
     /* A hold this client records: refused before any I/O (it would only be refused by the
      * script, or wait behind itself); or, one hold only, its token with nothing sent (a second
      * hold would count twice in the client but once on the server). */
@@ -79,7 +79,7 @@ int rlk_acq_begin(rlk_acq *q, long long token, rlk_acq_act *a)
 
 int rlk_acq_cancel(const rlk_acq *q, rlk_acq_act *a)
 {
-    memset(a, 0, sizeof *a);
+    rlk_acq_act_clear(a, 0);
     a->call = q->queued ? q->row->cancel : NULL;
     a->args = q->row->cancel_args;
     a->keys = q->row->cancel_keys;
@@ -116,7 +116,7 @@ int rlk_acq_reply(rlk_acq *q, int rc, const char *errstr, const redisReply *r, l
     const int refused = rc != RLK_OK ? rlk_proto_refusal(errstr) : 0;
     rlk_proto_outcome o;
 
-    memset(a, 0, sizeof *a);
+    rlk_acq_act_clear(a, 0);
     if ((refused == RLK_ERR_REENTRY || (refused == RLK_ERR_UPGRADE && q->row->reads)) &&
         q->doubt && !q->again) {
         /* The server counts a hold of this owner that the client does not (it was checked
@@ -182,7 +182,7 @@ int rlk_acq_take_held(rlk_acq *q, long long ticket)
 
 int rlk_acq_held(rlk_acq *q, long long sent_ms, long long now_ms, rlk_acq_act *a)
 {
-    memset(a, 0, sizeof *a);
+    rlk_acq_act_clear(a, 0);
     if (q->lease_ms > 0 && now_ms - sent_ms >= q->lease_ms)
         return rlk_acq_is(a, RLK_ACQ_SEND);     /* read late: asked again, still queued */
     q->start_ms = sent_ms;
@@ -207,7 +207,7 @@ int rlk_acq_adds(const rlk_acq *q, long long count)
 
 int rlk_acq_lost(rlk_acq *q, int rel, rlk_acq_act *a)
 {
-    memset(a, 0, sizeof *a);
+    rlk_acq_act_clear(a, 0);
     q->rel = rel;
     if (!rel)
         rlk_acq_queues(q);
@@ -244,7 +244,7 @@ static int rlk_acq_lost_end(rlk_acq *q, rlk_acq_act *a, int err, const char *why
 int rlk_acq_waited(const char *what, const char *name, const char *busy, long long elapsed_ms,
                    rlk_acq_act *a)
 {
-    memset(a, 0, sizeof *a);
+    rlk_acq_act_clear(a, 0);
     return rlk_acq_end(a, RLK_ERR_BUSY, "%s %s: %s after %lld ms", what, name,
                        busy ? busy : "held by another holder", elapsed_ms);
 }
@@ -256,14 +256,14 @@ int rlk_acq_busy(rlk_acq *q, long long elapsed_ms, rlk_acq_act *a)
 
 int rlk_acq_not_held(const rlk_acq *q, rlk_acq_act *a)
 {
-    memset(a, 0, sizeof *a);
+    rlk_acq_act_clear(a, 0);
     return rlk_acq_end(a, RLK_ERR_NOT_OWNER, "unlock %s %s: not %s by %s", q->row->what, q->name,
                        q->row->flags & RLK_PROTO_VALUES ? "every value held" : "held", q->owner);
 }
 
 int rlk_acq_unknown(rlk_acq *q, const char *why, rlk_acq_act *a)
 {
-    memset(a, 0, sizeof *a);
+    rlk_acq_act_clear(a, 0);
     /* It may still run: kept, but for a given id (its count is not this client's) and a value
      * list (the doubt is read back by the holder's field, which a group hash has not). */
     a->keep_doubt = !q->given && !(q->row->flags & RLK_PROTO_VALUES);
@@ -333,7 +333,7 @@ int rlk_acq_read(rlk_acq *q, const redisReply *r, long long read_ms, const char 
     const int values = (q->row->flags & RLK_PROTO_VALUES) != 0;
     rlk_acq_settled d;
 
-    memset(a, 0, sizeof *a);
+    rlk_acq_act_clear(a, 0);
     if (rlk_acq_count(q, r, held) != 0)
         return values ? rlk_acq_lost_end(q, a, RLK_ERR_UNSETTLED, why, "the values' counts do not tell whether "
                                           "the %s ran", q->rel ? "release" : "acquire")
@@ -471,7 +471,7 @@ int rlk_acq_sem_reply(rlk_acq_sem *q, int rc, const char *errstr, const redisRep
 {
     rlk_proto_outcome o;
 
-    memset(a, 0, sizeof *a);
+    rlk_acq_act_clear(a, 0);
     /* After a lost call, an id held already is its own (128 random bits each): it ran */
     if (rc == RLK_ERR_SCRIPT && q->lost && rlk_proto_refusal(errstr) == RLK_PROTO_HELD)
         return rlk_acq_is(a, RLK_ACQ_RECORD);
@@ -494,7 +494,7 @@ int rlk_acq_sem_reply(rlk_acq_sem *q, int rc, const char *errstr, const redisRep
 
 int rlk_acq_sem_lost(rlk_acq_sem *q, int rc, const char *why, rlk_acq_act *a)
 {
-    memset(a, 0, sizeof *a);
+    rlk_acq_act_clear(a, 0);
     q->lost = 1;
     q->lost_rc = rc;
     if (q->ids) {
@@ -511,14 +511,14 @@ int rlk_acq_sem_lost(rlk_acq_sem *q, int rc, const char *why, rlk_acq_act *a)
 int rlk_acq_sem_busy(const char *what, const char *name, long long permits, long long elapsed_ms,
                      rlk_acq_act *a)
 {
-    memset(a, 0, sizeof *a);
+    rlk_acq_act_clear(a, 0);
     return rlk_acq_end(a, RLK_ERR_BUSY, "%s %s: %lld permit(s) not available after %lld ms", what,
                        name, permits, elapsed_ms);
 }
 
 int rlk_acq_sem_read(rlk_acq_sem *q, const redisReply *r, const char *why, rlk_acq_act *a)
 {
-    memset(a, 0, sizeof *a);
+    rlk_acq_act_clear(a, 0);
     if (r && r->type == REDIS_REPLY_INTEGER && r->integer != 0) {
         RLK_ACQ_COUNT(q, lost_adopted);     /* its first id held: it took them all */
         return rlk_acq_is(a, RLK_ACQ_RECORD);

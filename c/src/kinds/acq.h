@@ -13,6 +13,9 @@
 #ifndef RLK_KINDS_ACQ_H
 #define RLK_KINDS_ACQ_H
 
+#include <stddef.h>
+#include <string.h>
+
 #include <hiredis/hiredis.h>
 
 #include "engine/counters.h"
@@ -60,6 +63,15 @@ typedef struct rlk_acq_act {
     char field[RLK_OWNER_MAX + 8];  /* READ: the holder's count field */
     char msg[RLK_ACQ_MSG];  /* END */
 } rlk_acq_act;
+
+/* An action with every field 0 and its two buffers empty: only their first bytes are written
+ * (they are 1.5 KB, and each step of a lock call starts an action). */
+static inline void rlk_acq_act_clear(rlk_acq_act *a, int is)
+{
+    memset(a, 0, offsetof(rlk_acq_act, field));
+    a->field[0] = a->msg[0] = '\0';
+    a->is = is;
+}
 
 /* One acquisition's (or one release's) state. */
 typedef struct rlk_acq {

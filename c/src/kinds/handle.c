@@ -4,6 +4,7 @@
  * blocking driver of the lock kinds' rows among it.
  */
 #include <limits.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -206,7 +207,8 @@ int rlk_handle_acq_start(rlk_handle_acq *a, void *handle, const rlk_fam_base *b,
 {
     int rc;
 
-    memset(a, 0, sizeof *a);
+    memset(a, 0, offsetof(rlk_handle_acq, owner));  /* owner: 1 KB, written by its id */
+    a->owner[0] = '\0';
     a->start_ns = rlk_clock_now_ns();
     a->handle = handle;
     a->release = release;
@@ -350,9 +352,10 @@ static int rlk_handle_attempt(void *arg, long long *ttl)
     const rlk_fam_base *b = a->b;
     long long sent;
     redisReply *r = NULL;
-    rlk_acq_act x = {.is = RLK_ACQ_SEND};
+    rlk_acq_act x;
     int rc, k, held = a->ticket.took_held;
 
+    rlk_acq_act_clear(&x, RLK_ACQ_SEND);
     a->tl.rx_ns = a->ticket.rx_ns;      /* what woke this attempt, if anything */
     a->tl.woken_ns = a->ticket.woken_ns;
     a->ticket.rx_ns = a->ticket.woken_ns = 0;

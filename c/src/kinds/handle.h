@@ -60,7 +60,6 @@ typedef struct rlk_handle_acq {
     void *handle;                   /* the kind's handle */
     rlk_fam_release_fn release;     /* its release call (handle, owner, lease): the undo; NULL:
                                        the row's release (rlk_handle_unlock's) */
-    char owner[RLK_OWNER_MAX + 1];
     long long lease_ms;
     int watchdog;
     const rlk_fam_base *b;
@@ -100,9 +99,10 @@ typedef struct rlk_handle_acq {
     rlk_lock_timeline tl;           /* the last attempt's timeline */
     long long sent_ns;              /* when the last attempt was sent: a held grant's lease
                                        counts from it */
+    char owner[RLK_OWNER_MAX + 1];  /* last: rlk_handle_acq_start zeroes what comes before */
 } rlk_handle_acq;
 
-/* a zeroed, its start now, its row, then the call's lease (rlk_fam_lease: "<row's what>
+/* a zeroed (its owner empty), its start now, its row, then the call's lease (rlk_fam_lease: "<row's what>
  * <name>: ..." in errors) and the holder id b->id (rlk_fam_id_get:
  * "<owner_fn>: ..."). */
 int rlk_handle_acq_start(rlk_handle_acq *a, void *handle, const rlk_fam_base *b,
