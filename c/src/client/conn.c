@@ -350,7 +350,9 @@ static long long rlk_conn_wait_ms(const rlk_client *c, const redisContext *ctx)
 static int rlk_conn_wait_arm(rlk_client *c, redisContext *ctx, const rlk_script_info *s,
                              char *n, char *ms)
 {
-    memset(&rlk_tl_acks, 0, sizeof rlk_tl_acks);
+    rlk_tl_acks.wanted = rlk_tl_acks.acks = 0;     /* no WAIT: the note says none */
+    rlk_tl_acks.timeout_ms = 0;
+    rlk_tl_acks.why[0] = '\0';
     if (c->min_replicas <= 0 || rlk_tl_acks_off || !rlk_script_writes(s))
         return 0;
     rlk_tl_acks.wanted = c->min_replicas;
@@ -817,7 +819,7 @@ int rlk_conn_evalv(rlk_client *c, redisContext *ctx, const rlk_script_info *s,
                    int nargs, const char *const *args, const size_t *arglens,
                    redisReply **reply, int *written)
 {
-    rlk_evalsha_argv e = {0};
+    rlk_evalsha_argv e;     /* its 400 bytes of arrays written only as far as used */
     rlk_write_hook hook = rlk_armed_hook;
     char wait_n[16], wait_ms[24], why[200];
     const char *wait_argv[3] = {"WAIT", wait_n, wait_ms};
@@ -826,6 +828,8 @@ int rlk_conn_evalv(rlk_client *c, redisContext *ctx, const rlk_script_info *s,
     redisReply *r = NULL;
     int rc, w = 0, loaded = 0, asked = 0;
 
+    e.argv = NULL;
+    e.lens = NULL;
     rlk_conn_after_write(NULL, NULL);   /* this EVALSHA takes the armed hook */
     /* Replica acknowledgement: WAIT written behind the script, read after it. */
     if (rlk_conn_wait_arm(c, ctx, s, wait_n, wait_ms))

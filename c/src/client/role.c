@@ -29,16 +29,15 @@ static int rlk_role_parse(const redisReply *r, char *of, size_t len)
     return RLK_ROLE_REPLICA;
 }
 
-int rlk_role_refuse(rlk_client *c, const rlk_script_info *s)
+/* rlk_role_refuse's question to the server (its 800 bytes of buffers apart from the lock
+ * calls' path). */
+static int rlk_role_ask(rlk_client *c, const rlk_script_info *s)
 {
     const char *argv[1] = {"ROLE"};
     char msg[RLK_ERRSTR_MAX], of[300] = "";
     redisReply *r;
     int rc, role, err;
 
-    /* The role first: once known, a lock call pays one atomic load here. */
-    if (atomic_load(&c->role) == RLK_ROLE_NOT_REPLICA || !rlk_script_writes(s))
-        return RLK_OK;
     err = rlk_err(c);
     /* First writing call, or a replica that may have been promoted since. */
     snprintf(msg, sizeof msg, "%s", rlk_errstr(c));
@@ -59,4 +58,12 @@ int rlk_role_refuse(rlk_client *c, const rlk_script_info *s)
     return rlk_set_error(c, RLK_ERR_READONLY, "%s: %s is a replica (of %s): it refuses writes; "
                          "point rlk at the master, or at the sentinels with "
                          "redis+sentinel://HOST:PORT/MASTERNAME", s->name, c->addr, of);
+}
+
+int rlk_role_refuse(rlk_client *c, const rlk_script_info *s)
+{
+    /* The role first: once known, a lock call pays one atomic load here. */
+    if (atomic_load(&c->role) == RLK_ROLE_NOT_REPLICA || !rlk_script_writes(s))
+        return RLK_OK;
+    return rlk_role_ask(c, s);
 }
