@@ -102,8 +102,8 @@ typedef struct rlk_handle_acq {
     char owner[RLK_OWNER_MAX + 1];  /* last: rlk_handle_acq_start zeroes what comes before */
 } rlk_handle_acq;
 
-/* a zeroed (its owner empty), its start now, its row, then the call's lease (rlk_fam_lease: "<row's what>
- * <name>: ..." in errors) and the holder id b->id (rlk_fam_id_get:
+/* a zeroed (its owner empty), its start now, its row, then the call's lease (rlk_fam_lease:
+ * "<row's what> <name>: ..." in errors) and the holder id b->id (rlk_fam_id_get:
  * "<owner_fn>: ..."). */
 int rlk_handle_acq_start(rlk_handle_acq *a, void *handle, const rlk_fam_base *b,
                          const char *owner_fn, const rlk_proto *row, long long lease_ms,

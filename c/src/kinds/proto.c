@@ -57,20 +57,24 @@ static const char *const rlk_proto_roles[RLK_PROTO_NROLES] = {
 
 _Static_assert(RLK_PROTO_NROLES <= RLK_FAM_KEYS, "a handle keeps a key of every role");
 
+/* The index of the word s (len bytes) in table[0..n); -1: none (the roles' and ARGV names'). */
+static int rlk_proto_index(const char *const *table, int n, const char *s, size_t len)
+{
+    for (int i = 0; i < n; i++)
+        if (strlen(table[i]) == len && memcmp(table[i], s, len) == 0)
+            return i;
+    return -1;
+}
+
 /* The role index of role (len bytes): RLK_PROTO_KEY_*, RLK_PROTO_NROLES for the name itself
  * ("lock", "semaphore", "latch": the lock hash is the name), -1 for a role no row uses. */
 static int rlk_proto_role_of(const char *role, size_t len)
 {
-    int r = 0;
+    static const char *const name_itself[] = {"lock", "semaphore", "latch"};
 
-    if ((len == 4 && memcmp(role, "lock", 4) == 0) ||
-        (len == 9 && memcmp(role, "semaphore", 9) == 0) ||
-        (len == 5 && memcmp(role, "latch", 5) == 0))
+    if (rlk_proto_index(name_itself, 3, role, len) >= 0)
         return RLK_PROTO_NROLES;
-    while (r < RLK_PROTO_NROLES &&
-           (strlen(rlk_proto_roles[r]) != len || memcmp(rlk_proto_roles[r], role, len) != 0))
-        r++;
-    return r == RLK_PROTO_NROLES ? -1 : r;
+    return rlk_proto_index(rlk_proto_roles, RLK_PROTO_NROLES, role, len);
 }
 
 /* The roles (space-separated) as indexes into out (at most max); their number, or -1 (an unknown
@@ -184,13 +188,10 @@ static int rlk_proto_args_of(const char *names, unsigned char *out)
 
     while (names && *names) {
         size_t len = strcspn(names, " ");
-        int opt = len > 1 && names[len - 1] == '?', a = 0;
+        int opt = len > 1 && names[len - 1] == '?',
+            a = rlk_proto_index(rlk_proto_argnames, RLK_PROTO_NARGNAMES, names, len - (size_t)opt);
 
-        while (a < RLK_PROTO_NARGNAMES &&
-               (strlen(rlk_proto_argnames[a]) != len - (size_t)opt ||
-                memcmp(rlk_proto_argnames[a], names, len - (size_t)opt) != 0))
-            a++;
-        if (a == RLK_PROTO_NARGNAMES || n == RLK_PROTO_ARGS)
+        if (a < 0 || n == RLK_PROTO_ARGS)
             return -1;
         out[n++] = (unsigned char)(a | (opt ? RLK_PROTO_ARG_OPT : 0));
         names += len;
