@@ -460,3 +460,105 @@ describe("held grants: reentrant/cancel", function()
     end
   end)
 end)
+
+-- held:<wait> names the wait (the client's own number for it, 1..20 digits): the record, the grant's
+-- message and the mark carry it, and a cancel or an acknowledging attempt matches it. A later wait
+-- of the same holder id that drew the same ticket is another wait: it takes no earlier grant.
+local function acquire_w(owner, ticket, wait, lease)
+  return r:script("reentrant/acquire", { LOCK, WAITERS, GRANT, WHO },
+    { tostring(lease or LEASE), owner, tostring(ticket or 0), "held:" .. wait })
+end
+local function cancel_w(ticket, owner, wait)
+  return r:script("reentrant/cancel", { LOCK, CHANNEL, WAITERS, GRANT, WHO },
+    { tostring(ticket), tostring(CLAIM), "publish", "held:" .. wait, owner })
+end
+
+describe("held grants: the wait named (held:<wait>)", function()
+  it("the record, the grant's message and its mark carry the wait", function()
+    assert.equal(NIL, acquire_w(A, 0, "1"))
+    acquire_w(B, W + 1024, "18446744073709551615", 20000)
+    assert.equal("20000:18446744073709551615 " .. B, r:call("HGET", WHO, tk(1024)))
+    r:published()
+    assert.equal(3, release_h(A))
+    assert.same({ B, "1" }, r:call("HGETALL", LOCK))
+    assert.same({ { channel = wake(W + 1024), message = held_num(W + 1024) .. ":18446744073709551615 " .. B } },
+      r:published())
+    assert.equal(tk(1024) .. ":18446744073709551615 " .. B, r:call("HGET", WHO, "held"))
+  end)
+
+  it("the waiter asking again as the same wait holds once; as another wait it is a re-entry", function()
+    assert.equal(NIL, acquire_h(A))
+    acquire_w(B, W + 1024, "7")
+    assert.equal(3, release_h(A))
+    assert.equal(NIL, acquire_w(B, -(W + 1024), "7"))
+    assert.same({ B, "1" }, r:call("HGETALL", LOCK))
+    assert.equal(0, r:call("HEXISTS", WHO, "held"))
+    -- control: the same grant, acknowledged by another wait of B (8): the mark is not its own
+    r:reset()
+    assert.equal(NIL, acquire_h(A))
+    acquire_w(B, W + 1024, "7")
+    assert.equal(3, release_h(A))
+    assert.equal(NIL, acquire_w(B, -(W + 1024), "8"))
+    assert.same({ B, "2" }, r:call("HGETALL", LOCK))
+    assert.equal(tk(1024) .. ":7 " .. B, r:call("HGET", WHO, "held"))
+  end)
+
+  it("a give-up gives back its own wait's grant only; a late one of an earlier wait gives nothing", function()
+    assert.equal(NIL, acquire_h(A))
+    acquire_w(B, W + 1024, "7")
+    acquire_w(C, W + 2048, "1")
+    assert.equal(3, release_h(A))
+    -- wait 6 of B, which drew the same ticket before, gives up late: B's grant stays
+    assert.equal(0, cancel_w(W + 1024, B, "6"))
+    assert.same({ B, "1" }, r:call("HGETALL", LOCK))
+    assert.equal(tk(1024) .. ":7 " .. B, r:call("HGET", WHO, "held"))
+    assert.same({ tk(2048) }, queue())
+    -- wait 7 gives up: the lock goes on to C at once, with C's wait in the message
+    r:published()
+    assert.equal(3, cancel_w(W + 1024, B, "7"))
+    assert.same({ C, "1" }, r:call("HGETALL", LOCK))
+    assert.same({ { channel = wake(W + 2048), message = held_num(W + 2048) .. ":1 " .. C } }, r:published())
+  end)
+
+  it("a stale grant names the earlier wait: the later wait of the same ticket and owner can tell", function()
+    -- B's wait 7 is granted, gives up (the lock goes on to C), and B waits again with the same
+    -- ticket (wait 8) while C holds: the message of the first grant names 7, not 8
+    assert.equal(NIL, acquire_h(A))
+    acquire_w(B, W + 1024, "7")
+    acquire_w(C, W + 2048, "1")
+    r:published()
+    assert.equal(3, release_h(A))
+    local stale = r:published()[1].message
+    assert.equal(3, cancel_w(W + 1024, B, "7"))
+    assert.equal(1, acquire_w(B, W + 1024, "8")[2])    -- queued, first behind C's hold
+    assert.same({ C, "1" }, r:call("HGETALL", LOCK))
+    assert.equal(held_num(W + 1024) .. ":7 " .. B, stale)
+    assert.are_not.equal(held_num(W + 1024) .. ":8 " .. B, stale)
+    -- C's release hands the lock to wait 8, in a message of its own
+    r:published()
+    assert.equal(3, release_h(C))
+    assert.same({ { channel = wake(W + 1024), message = held_num(W + 1024) .. ":8 " .. B } }, r:published())
+  end)
+
+  it("refuses a wait that is not 1..20 digits, in an attempt and in a give-up, with nothing changed", function()
+    assert.equal(NIL, acquire_h(A))
+    acquire_w(B, W + 1024, "7")
+    local before = sa.snapshot(r, { LOCK, WAITERS, GRANT, WHO })
+    for _, bad in ipairs({ "", "x", "-1", "1.5", " 7", "123456789012345678901" }) do
+      sa.assert_error(acquire_w(C, W + 2048, bad), "RLK_BADARG")
+      sa.assert_error(cancel_w(W + 1024, B, bad), "RLK_BADARG")
+    end
+    sa.assert_error(r:script("reentrant/acquire", { LOCK, WAITERS, GRANT, WHO },
+      { tostring(LEASE), C, tostring(W + 2048), "heldx7" }), "RLK_BADARG")
+    sa.assert_unchanged(r, before)
+  end)
+
+  it("a release reads a record written without a wait as before (an older client's)", function()
+    assert.equal(NIL, acquire_h(A))
+    acquire_h(B, W + 1024)
+    r:published()
+    assert.equal(3, release_h(A))
+    assert.same({ { channel = wake(W + 1024), message = held_msg(W + 1024, B) } }, r:published())
+    assert.equal(tk(1024) .. " " .. B, r:call("HGET", WHO, "held"))
+  end)
+end)

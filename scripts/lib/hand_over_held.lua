@@ -1,17 +1,18 @@
 -- Reentrant lock, the lock just freed: hands it to the first waiter of the queue, as lib/hand_over
 -- does (the rule and the bound of 16 are the same; the read-write lock's writers keep hand_over),
 -- and, for a waiter that said it takes held grants, writes the lock in its name (docs/runtime.md,
--- "Held grants"). who: the hash {lock}:rlk_who (field <ticket> -> "<lease_ms> <owner>", written by
--- the waiter's reentrant/acquire with ARGV held), or nil: then exactly lib/hand_over. For each
--- ticket t popped:
+-- "Held grants"). who: the hash {lock}:rlk_who (field <ticket> -> "<lease_ms><tag> <owner>", tag
+-- ":<wait>" or "", written by the waiter's reentrant/acquire with ARGV held[:<wait>]), or nil: then
+-- exactly lib/hand_over. For each ticket t popped:
 --   t >= 2^25 with a record in who: the record goes (the ticket left the queue); the held grant
---     "<t * 2^26 + 2^25> <owner>" is published on its wake channel (no value published before held
---     grants has bit 25 set there: those are t * 2^26; the owner, so that a waiter of the same
---     client, or of another client on the same wake channel, that drew the same ticket does not
---     take it for its own). Reached a subscriber (its client listens): the
+--     "<t * 2^26 + 2^25><tag> <owner>" is published on its wake channel (no value published before
+--     held grants has bit 25 set there: those are t * 2^26; the owner and the wait, so that another
+--     waiter that drew the same ticket, of the same client or of another one on the same wake
+--     channel, or a later wait of the same holder id, does not take it for its own). Reached a
+--     subscriber (its client listens): the
 --     lock is written in its name (HSET lock <owner> 1, PEXPIRE lock <lease_ms>) and who's field
---     'held' -> "<t> <owner>" lets a later cancel or acquire of t recognise the grant (who lives
---     60 s from then, as from a waiter's join: the mark may be all it holds). Reached
+--     'held' -> "<t><tag> <owner>" lets a later cancel or acquire of that wait recognise the grant
+--     (who lives 60 s from then, as from a waiter's join: the mark may be all it holds). Reached
 --     nobody: dropped as a dead waiter, the next one popped. Refused (ACL): reserved as today;
 --   any other ticket: today's reservation and grant (lib/hand_over).
 -- Returns the ticket granted and true when it holds the lock, the ticket when it is reserved, or
@@ -27,22 +28,22 @@ local function hand_over_held(head, lock, waiters, grant, who, claim_ms, channel
     local t = tonumber(head)
     if t and t >= 1 and t % 1 == 0 then
       local rec = who and t >= 33554432 and redis.call('hget', who, head)
-      local lease_ms, owner
+      local lease_ms, tag, owner
       if rec then
         redis.call('hdel', who, head)
-        lease_ms, owner = rec:match('^([1-9]%d*) (.+)$')
+        lease_ms, tag, owner = rec:match('^([1-9]%d*)(:?%d*) (.+)$')
       end
       local wake = channel .. ':rlk:' .. string.format('%d', math.floor(t / 1024))
       if owner then
-        local n = redis.pcall(publish, wake, string.format('%.0f', t * 67108864 + 33554432) .. ' '
-                              .. owner)
+        local n = redis.pcall(publish, wake, string.format('%.0f', t * 67108864 + 33554432) .. tag
+                              .. ' ' .. owner)
         if type(n) == 'number' and n > 0 then
           if reserved then
             redis.call('del', grant)
           end
           redis.call('hset', lock, owner, '1')
           redis.call('pexpire', lock, lease_ms)
-          redis.call('hset', who, 'held', head .. ' ' .. owner)
+          redis.call('hset', who, 'held', head .. tag .. ' ' .. owner)
           redis.call('pexpire', who, 60000)
           return head, true
         end

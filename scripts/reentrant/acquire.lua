@@ -1,5 +1,5 @@
 -- name: reentrant/acquire
--- version: 21
+-- version: 22
 -- summary: Acquire or re-enter a reentrant lock, claim it when reserved for this waiter, or join the queue.
 -- redisson: RedissonLock.tryLockInnerAsync (hincrby + pexpire, pttl when held); rlk's: queue, grant, TTL never cut
 -- time: none
@@ -10,13 +10,13 @@
 -- ARGV[1]: lease_ms - lease in milliseconds, integer 1..1000000000000
 -- ARGV[2]: owner - holder id <client-uuid>:<thread-id>, 1..1024 bytes
 -- ARGV[3]: ticket - optional with 3 keys (absent: 0); -67108863..67108863: 0 never queue; t > 0 new waiter; -t queued
--- ARGV[4]: delay_ms - optional (with KEYS[4]): lock-delay ms, integer 1..1000000000000; or held: records the ticket
+-- ARGV[4]: delay_ms - optional (with KEYS[4]): lock-delay ms, integer 1..10^12; or held[:<wait>]: records the ticket
 -- return nil: acquired (free, reserved for no other ticket; own grant and entry dropped), re-entered, or held grant
 -- return integer: not acquired; ms to wait at most: holder's PTTL (-1: none); reserved: grant's or -1
 -- return -3: not acquired; queued first behind another ticket's reservation: attempt again after its claim window
 -- return -4: not acquired, not queued: held (KEYS[4] who): -t neither queued nor recorded (its grant lapsed); draw anew
 -- return array: not acquired; {wait, 1}: first in the queue: hear the lock's channel; {wait, 1|0, 1}: free, in delay
--- error RLK_BADARG: not 3 keys and 3 arguments (a single try: or 2; else 4 and 4), a ticket or delay_ms out of range
+-- error RLK_BADARG: not 3 keys and 3 arguments (a single try: or 2; else 4 and 4); ticket, delay_ms, wait out of range
 -- error RLK_BADLEASE: lease_ms is not an integer in 1..1000000000000
 -- error RLK_BADOWNER: owner is empty or longer than 1024 bytes
 -- error RLK_WRONGTYPE: lock not a lock's (lib/lock_shape), waiters no list, grant no string, delay or who another type
@@ -44,13 +44,21 @@ if not usual then
     and (lease_ms == '30000' or #lease_ms < 13 and lease_ms:find('^[1-9]%d*$'))
 end
 local t, delay, delay_ms, who, is_lease = 0, nil, nil, nil, nil
+-- Held grants: the wait's tag, ':<wait>' (held:<wait>) or '' (held), in its record and its grant.
+local tag = ''
 if not usual then
   delay, delay_ms = KEYS[4], ARGV[4]
   -- Held grants (docs/runtime.md, "Held grants"): ARGV[4] held names KEYS[4] the hash
   -- {lock}:rlk_who where a waiter's ticket records its owner and lease, so that a release can
-  -- write the lock in its name; no lock-delay then. Without it (3 keys, or a delay) nothing of
-  -- this runs.
-  if delay and delay_ms == 'held' then
+  -- write the lock in its name; no lock-delay then. held:<wait> also names the wait (1..20
+  -- digits, the client's own number for it), which the grant's message carries: a later wait of
+  -- the same holder id that drew the same ticket does not take an earlier wait's grant. Without
+  -- it (3 keys, or a delay) nothing of this runs.
+  if delay and delay_ms:sub(1, 4) == 'held' then
+    tag = delay_ms:sub(5)
+    if tag ~= '' and not (#tag <= 21 and tag:find('^:%d+$')) then
+      return redis.error_reply('RLK_BADARG held must be held or held:<wait>, wait 1..20 digits')
+    end
     who, delay, delay_ms = delay, nil, nil
   end
   -- is_lease decides an unusual lease (13 digits) and the delay, made only when it is needed (a
@@ -181,7 +189,7 @@ else
   if type(mine) == 'table' then
     return wrongtype(lock, 'lock', 'hash')
   end
-  if mine == 1 and who and t < 0 and redis.call('hget', who, 'held') == me .. ' ' .. owner then
+  if mine == 1 and who and t < 0 and redis.call('hget', who, 'held') == me .. tag .. ' ' .. owner then
     -- Held grant: a release wrote the lock in this waiter's name and told it so; the waiter asks
     -- again (it did not read the grant): it holds, once. No re-entry, the count stays; the TTL is
     -- raised to lease_ms from now (GT: never cut), as the waiter counts its lease from this call.
@@ -235,7 +243,7 @@ end
 if who and t ~= 0 then
   -- Held grants: the ticket's owner and lease, for the release that reaches it (lib/hand_over_held);
   -- the hash lives as long as the queue's waiters come, as the list does.
-  redis.call('hset', who, me, lease_ms .. ' ' .. owner)
+  redis.call('hset', who, me, lease_ms .. tag .. ' ' .. owner)
   redis.call('pexpire', who, 60000)
 end
 if first and ttl == -2 then

@@ -1,5 +1,5 @@
 -- name: reentrant/cancel
--- version: 7
+-- version: 8
 -- summary: A waiter that gives up leaves the reentrant lock's queue; its unclaimed grant passes on.
 -- redisson: none (rlk's waiter queue)
 -- time: none
@@ -11,13 +11,13 @@
 -- ARGV[1]: ticket - the waiter's ticket, integer 1..67108863
 -- ARGV[2]: claim_ms - how long the next waiter has to claim the lock, integer 1..1000000000000
 -- ARGV[3]: publish - the publish command: publish, or spublish (Redis 7 sharded pub/sub), as Redisson 4.7 passes it
--- ARGV[4]: held - optional (with KEYS[5] and ARGV[5]): exactly held: the ticket's record goes, its held grant back
+-- ARGV[4]: held - optional (with KEYS[5] and ARGV[5]): held or held:<wait>: the record goes, the wait's grant back
 -- ARGV[5]: owner - with held: the waiter's holder id, 1..1024 bytes: only its own held grant is given back
 -- return 0: the ticket was neither queued nor reserved; nothing changed
 -- return 1: the ticket left the queue (it was first and the lock is held: the new first is woken)
 -- return 2: the lock was reserved for the ticket: passed to the next waiter (published as release does)
 -- return 3: held: the lock was granted held to the ticket: released as a last exit (handed on as release does)
--- error RLK_BADARG: not 4 keys and 3 arguments (held: 5 and 5, ARGV[4] held), or ticket or claim_ms out of range
+-- error RLK_BADARG: not 4 keys and 3 arguments (held: 5 and 5), or ticket, claim_ms or held[:<wait>] out of range
 -- error RLK_BADOWNER: held: owner is empty or longer than 1024 bytes
 -- error RLK_WRONGTYPE: the lock key is not a hash, waiters not a list, grant not a string or who not a hash
 -- error RLK_BADPUBLISH: publish is not exactly publish or spublish
@@ -40,13 +40,15 @@
 
 --- @include "lib/cancel_args"
 
--- Held grants (docs/runtime.md, "Held grants"): KEYS[5] who, ARGV[4] held and ARGV[5] the waiter's
--- holder id; the rest as without. Its other arguments are checked as lib/cancel_args checks them,
--- in the same order, then the holder id.
+-- Held grants (docs/runtime.md, "Held grants"): KEYS[5] who, ARGV[4] held or held:<wait> (the
+-- wait that gives up, as its acquire named it) and ARGV[5] the waiter's holder id; the rest as
+-- without. Its other arguments are checked as lib/cancel_args checks them, in the same order, then
+-- the holder id.
 local who, publish, bad
+local tag = #ARGV == 5 and ARGV[4]:sub(5) or ''
 if #KEYS == 5 and #ARGV == 5 then
-  if ARGV[4] ~= 'held' then
-    return redis.error_reply('RLK_BADARG held must be exactly held')
+  if ARGV[4]:sub(1, 4) ~= 'held' or tag ~= '' and not (#tag <= 21 and tag:find('^:%d+$')) then
+    return redis.error_reply('RLK_BADARG held must be held or held:<wait>, wait 1..20 digits')
   end
   who = KEYS[5]
   publish, bad = publish_cmd(ARGV[3])
@@ -77,10 +79,11 @@ end
 if who then
   -- A held grant of this ticket to this waiter (lib/hand_over_held): it gave up after the release
   -- wrote the lock in its name. It gives the lock back as its last exit would: to the next waiter,
-  -- at once. The mark names the owner too: another waiter that drew the same ticket (one client's
-  -- waiters share a wake channel) is not the one granted, and gives nothing away.
+  -- at once. The mark names the owner and the wait too: another waiter that drew the same ticket
+  -- (one client's waiters share a wake channel), or an earlier wait of the same holder id whose
+  -- give-up arrives late, is not the one granted, and gives nothing away.
   local mark = redis.call('hget', who, 'held')
-  local holder = mark == ticket .. ' ' .. ARGV[5] and ARGV[5]
+  local holder = mark == ticket .. tag .. ' ' .. ARGV[5] and ARGV[5]
   local count = holder and redis.call('hget', lock, holder)
   redis.call('hdel', who, ticket)
   if holder then

@@ -1,5 +1,5 @@
 -- name: reentrant/release
--- version: 18
+-- version: 19
 -- summary: Leave a reentrant lock once; on the last exit delete it, reserve it for the first waiter, publish.
 -- redisson: RedissonLock.unlockInnerAsync (hincrby -1; pexpire while held, else del + publish 0); grant: rlk's
 -- time: none
@@ -17,7 +17,7 @@
 -- return 0: still held by owner: count decremented, TTL raised to lease_ms if shorter (none: kept none)
 -- return 1: released: the lock key deleted and message 0 (unlock) published on channel; nobody queued
 -- return 2: released, reserved for the first waiter (popped) for claim_ms; head*2^26 on its wake channel, then 0
--- return 3: released, written in the first waiter's name (held): "head*2^26+2^25 <owner>" on its wake channel, no 0
+-- return 3: released, written in the first waiter's name (held): "head*2^26+2^25[:<wait>] <owner>" on its wake, no 0
 -- error RLK_BADARG: not 4 (or 5) keys and 4 or 2 arguments (held: 5 and 5), or claim_ms not an integer in 1..10^12
 -- error RLK_BADOWNER: owner is empty or longer than 1024 bytes
 -- error RLK_BADLEASE: lease_ms is not an integer in 1..1000000000000
