@@ -155,7 +155,7 @@ static void rlk_a_wait_msg(rlk_async *ac, const char *channel, const char *msg, 
 
     (void)ac;
     if (msg && w->grants && strcmp(channel, w->grants) == 0) {
-        if (!(grant = rlk_sub_grants(w->rule, msg, len, w->ticket, w->owner)))
+        if (!(grant = rlk_sub_grants(w->rule, msg, len, w->ticket, w->wait, w->owner)))
             return;     /* another waiter's grant */
         w->held |= grant == RLK_SUB_MSG_HELD;
     }

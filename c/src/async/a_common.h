@@ -114,6 +114,8 @@ typedef struct rlk_a_wait {
     rlk_ae_sub *wide;               /* a queued waiter's second one (rlk_a_wait_wide) */
     long long ticket;               /* its place in the server's queue; 0: none */
     const char *owner;              /* its holder id: a held grant must name it (NULL: none) */
+    unsigned long long wait;        /* its wait's number (kinds/names.h rlk_names_wait_id): a
+                                       held grant must name it too */
     int held;                       /* a held grant named its ticket (RLK_SUB_MSG_HELD): the
                                        lock is its owner's; its next attempt sends nothing */
     int again;                      /* woken while a call was in flight */

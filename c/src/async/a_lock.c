@@ -92,9 +92,16 @@ static void alk_reply(rlk_async *ac, int rc, const redisReply *r, const char *er
 static int alk_send(rlk_a_lockreq *a, const char *script, const char *argnames,
                     long long lease, long long ticket, int cw)
 {
+    char held[32];
     rlk_proto_argvals v = {.lease_ms = lease, .owner = a->owner, .ticket = ticket,
                            .value = a->value, .delay_ms = a->delay_ms,
                            .secret = rlk_async_uuid(a->h.ac)};
+
+    /* a waiter that takes held grants names its wait in its attempts and its give-up */
+    if ((a->k->flags & RLK_PROTO_GRANTS) && (cw == ALK_ACQUIRE || cw == ALK_CANCEL)) {
+        snprintf(held, sizeof held, "held:%llu", a->w.wait);
+        v.held = held;
+    }
 
     a->w.call = rlk_a_kind_callo(a->h.ac, &(rlk_proto_call){script, argnames},
                                 cw == ALK_CANCEL ? a->k->cancel_keys : a->k->opt_keys, a->name, &v,
@@ -612,7 +619,8 @@ static int alk_listen(rlk_a_lockreq *a, const rlk_acq_act *x)
         return -1;
     }
     a->w.grants = x->wait == RLK_PROTO_WAIT_QUEUE ? a->mine : NULL;
-    a->w.owner = a->owner;      /* a held grant must name it */
+    a->w.owner = a->owner;      /* a held grant must name it, and its wait */
+    a->w.wait = rlk_names_wait_id();
     return rlk_a_wait_listen(&a->w, a->mine ? a->mine : a->channel, a->wait_ms);
 }
 

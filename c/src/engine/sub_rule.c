@@ -4,6 +4,7 @@
  * thread, no lock. Both subscribers follow them, the blocking one's thread
  * (sub.c) and the async engine's pub/sub connection (engine/ae_pubsub.c).
  */
+#include <stdio.h>
 #include <string.h>
 #include <strings.h>
 
@@ -113,14 +114,22 @@ int rlk_sub_meaning(const rlk_sub_rule *rule, const char *payload, size_t len, l
     return (rule ? rule : &rlk_sub_rule_plain)->meaning(payload, len, head, next);
 }
 
-int rlk_sub_held_for(const char *payload, size_t len, long long at, const char *owner)
+int rlk_sub_held_for(const char *payload, size_t len, long long at, unsigned long long wait,
+                     const char *owner)
 {
-    return owner && at > 0 && (size_t)at <= len && strlen(owner) == len - (size_t)at &&
-           memcmp(payload + at, owner, len - (size_t)at) == 0;
+    char w[24];
+    size_t n = wait ? (size_t)snprintf(w, sizeof w, ":%llu ", wait) : (size_t)snprintf(w, sizeof w,
+                                                                                       " ");
+
+    if (!owner || !*owner || at <= 0 || (size_t)at > len || len - (size_t)at < n ||
+        memcmp(payload + at, w, n) != 0)
+        return 0;
+    at += (long long)n;
+    return strlen(owner) == len - (size_t)at && memcmp(payload + at, owner, len - (size_t)at) == 0;
 }
 
 int rlk_sub_grants(const rlk_sub_rule *rule, const char *payload, size_t len, long long ticket,
-                   const char *owner)
+                   unsigned long long wait, const char *owner)
 {
     long long head, next;
     int kind = rlk_sub_meaning(rule, payload, len, &head, &next);
@@ -128,6 +137,6 @@ int rlk_sub_grants(const rlk_sub_rule *rule, const char *payload, size_t len, lo
     if (head != ticket)
         return 0;
     if (kind == RLK_SUB_MSG_HELD)
-        return rlk_sub_held_for(payload, len, next, owner) ? kind : 0;
+        return rlk_sub_held_for(payload, len, next, wait, owner) ? kind : 0;
     return kind == RLK_SUB_MSG_GRANT ? kind : 0;
 }

@@ -45,13 +45,14 @@ extern const rlk_sub_rule rlk_sub_rule_plain;
  * (the grant messages of the ticket queues: lib/hand_over.lua, lib/sem_grant.lua). */
 int rlk_sub_grant_number(const char *payload, size_t len, unsigned long long *x);
 /* RLK_SUB_MSG_GRANT when payload, read by rule, is a grant whose head is ticket,
- * RLK_SUB_MSG_HELD when it is a held grant of ticket and owner (NULL: none matches), else 0 (a
- * driver that filters its own wake channel's messages: async/a_common.c). */
+ * RLK_SUB_MSG_HELD when it is a held grant of ticket, wait and owner (owner NULL: none
+ * matches), else 0 (a driver that filters its own wake channel's messages: async/a_common.c). */
 int rlk_sub_grants(const rlk_sub_rule *rule, const char *payload, size_t len, long long ticket,
-                   const char *owner);
-/* 1 when a held grant's payload (len bytes) names owner from offset at on (its meaning's next),
- * exactly. */
-int rlk_sub_held_for(const char *payload, size_t len, long long at, const char *owner);
+                   unsigned long long wait, const char *owner);
+/* 1 when a held grant's payload (len bytes) names wait and owner from offset at on (its
+ * meaning's next), exactly: ":<wait> <owner>" (wait 0: " <owner>", a grant that names no wait). */
+int rlk_sub_held_for(const char *payload, size_t len, long long at, unsigned long long wait,
+                     const char *owner);
 
 /* What one reply on a pub/sub connection is. */
 enum rlk_sub_frame_kind {

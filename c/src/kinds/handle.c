@@ -336,6 +336,8 @@ int rlk_handle_unlock(rlk_fam_base *b, const rlk_proto *row, const char *what,
  * and (the reentrant lock's datum, kinds/lock.c) the release of the hold it gets. */
 static void rlk_handle_held_row(rlk_handle_acq *a)
 {
+    snprintf(a->held, sizeof a->held, "held:%llu", a->ticket.wait);
+    a->v.held = a->held;    /* its attempts and its give-up name the wait */
     a->row = a->m.row;
     a->acquire = (rlk_proto_call){a->row->acquire, a->row->acquire_args};
     if (a->note_data)
@@ -448,6 +450,7 @@ static int rlk_handle_queue(rlk_handle_acq *a, rlk_waiter *w, rlk_lq_node *node,
      * nested rlk lock) takes none: a process that shares it and drew the same ticket on the same
      * wake channel would take the other's grant for its own */
     a->ticket.owner = a->m.given ? NULL : a->owner;
+    a->ticket.wait = rlk_names_wait_id();
     a->ticket.claim_ns = (RLK_FAM_CLAIM_MS + 5) * 1000000LL;
     wakes = rlk_names_ticket_wakes(a->ticket.ticket);
     w->ticket = &a->ticket;

@@ -52,14 +52,21 @@ static const rlk_fam_kind rlk_lock_kind = {
  * (reentrant/release, reentrant/cancel: the decimal head * 2^26 + next,
  * head >= 1, 8 to 16 digits) names the first and second tickets of the
  * server's queue; a held grant (lib/hand_over_held: "<head * 2^26 + 2^25>
- * <owner>", head a wake ticket, on its wake channel only) names the ticket and
- * the holder id the lock was written for; anything else wakes every waiter. */
+ * [:<wait>] <owner>", head a wake ticket, on its wake channel only) names the
+ * ticket, the wait and the holder id the lock was written for (next: where
+ * the wait, or without one the space, begins); anything else wakes every
+ * waiter. */
 static int rlk_lock_meaning(const char *payload, size_t len, long long *head, long long *next)
 {
     const char *sp = payload ? memchr(payload, ' ', len) : NULL;
     size_t nlen = sp ? (size_t)(sp - payload) : len;
+    const char *colon = sp ? memchr(payload, ':', nlen) : NULL;
     unsigned long long x;
-    int kind = rlk_sub_grant_number(payload, nlen, &x);
+    int kind;
+
+    if (colon)
+        nlen = (size_t)(colon - payload);
+    kind = rlk_sub_grant_number(payload, nlen, &x);
 
     if (kind != RLK_SUB_MSG_GRANT || x < (unsigned long long)RLK_NAMES_GRANT_SHIFT)
         return sp || kind == RLK_SUB_MSG_GRANT ? RLK_SUB_MSG_ALL : kind;
@@ -70,7 +77,7 @@ static int rlk_lock_meaning(const char *payload, size_t len, long long *head, lo
                                        which a held grant's owner acknowledges (it holds once) */
     if (*next != RLK_NAMES_WAKE_TICKET_MIN || !rlk_names_ticket_wakes(*head) || nlen + 1 >= len)
         return RLK_SUB_MSG_ALL;
-    *next = (long long)nlen + 1;    /* the owner's offset in the payload */
+    *next = (long long)nlen;        /* where ":<wait> <owner>" (or " <owner>") begins */
     return RLK_SUB_MSG_HELD;
 }
 

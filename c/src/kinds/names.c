@@ -2,6 +2,7 @@
 /*
  * names.c - every kind's key and channel names (names.h).
  */
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -90,6 +91,18 @@ long long rlk_names_wake_ticket(long long cid)
 long long rlk_names_wake_redraw(long long ticket)
 {
     return ticket / 1024 * 1024 + (ticket % 1024 + 1 + (long long)rlk_random_below(1023)) % 1024;
+}
+
+static _Atomic unsigned long long rlk_names_waits;   /* the next wait's number; 0: not drawn */
+
+unsigned long long rlk_names_wait_id(void)
+{
+    unsigned long long id = atomic_load(&rlk_names_waits);
+
+    /* a random start, so that a process forked with a client's holder ids counts apart */
+    if (id == 0)
+        atomic_compare_exchange_strong(&rlk_names_waits, &id, rlk_random_below(1ULL << 62) + 1);
+    return atomic_fetch_add(&rlk_names_waits, 1);
 }
 
 long long rlk_names_plain_ticket(void)

@@ -79,6 +79,11 @@ char *rlk_names_wake_channel(const char *channel, long long cid);
 long long rlk_names_wake_ticket(long long cid);
 /* Another ticket of the same client as ticket (a wake ticket): the same cid, another r. */
 long long rlk_names_wake_redraw(long long ticket);
+/* A wait's number, never 0, unique in the process (a counter from a random start): a waiter that
+ * takes held grants names its wait with it (held:<wait>), and a held grant's message carries it
+ * back, so that a later wait of the same holder id that drew the same ticket does not take an
+ * earlier wait's grant (docs/runtime.md, "Held grants"). */
+unsigned long long rlk_names_wait_id(void);
 /* The queues' grant: the decimal ticket * 2^26 (the reentrant lock and the
  * read-write lock's writers add the next ticket, lib/hand_over.lua; the
  * semaphores add nothing, lib/sem_grant.lua). A ticket with a wake channel

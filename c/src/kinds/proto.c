@@ -236,7 +236,7 @@ static int rlk_proto_args_by(const unsigned char *args, int n, const rlk_proto_a
         case RLK_PROTO_ARG_SECRET: v = vals->secret ? vals->secret : ""; break;
         case RLK_PROTO_ARG_NAMED: v = "named"; break;
         case RLK_PROTO_ARG_FIRST: v = "first"; break;
-        case RLK_PROTO_ARG_HELD: v = "held"; break;
+        case RLK_PROTO_ARG_HELD: v = vals->held ? vals->held : "held"; break;
         case RLK_PROTO_ARG_N: v = rlk_proto_num(out->n, vals->n); break;
         case RLK_PROTO_ARG_TTL: v = rlk_proto_num(out->ttl, vals->ttl_ms); break;
         case RLK_PROTO_ARG_ID: v = (const char *)vals->id; break;

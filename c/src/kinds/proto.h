@@ -218,6 +218,7 @@ typedef struct rlk_proto_argvals {
     long long ttl_ms;
     const unsigned char *id;        /* a permit id, raw (idlen bytes) */
     const char *mode;               /* rwlock/force_release's: read, write; NULL: "any" */
+    const char *held;               /* held grants' acquire and cancel: held:<wait>; NULL: "held" */
     size_t idlen;
 } rlk_proto_argvals;
 

@@ -155,8 +155,8 @@ static void rlk_sub_message(rlk_sub_chan *ch, const char *payload, size_t len)
         for (rlk_sub_ticket *t = ch->tickets; t; t = t->next) {
             t->defer_ns = 0;
             if (t->ticket == head && meaning == RLK_SUB_MSG_HELD &&
-                !rlk_sub_held_for(payload, len, next, t->owner)) {
-                continue;   /* another holder's ticket that drew the same number */
+                !rlk_sub_held_for(payload, len, next, t->wait, t->owner)) {
+                continue;   /* another holder's, or another wait's, ticket of the same number */
             } else if (t->ticket == head) {
                 t->granted = 1, t->held = meaning == RLK_SUB_MSG_HELD;
                 if (t->sleeps && t->sleeps != ch)   /* no "0" may follow (held) to wake it */

@@ -36,6 +36,8 @@ typedef struct rlk_sub_ticket {
     long long ticket;           /* 1..2^26-1 */
     const char *owner;          /* the waiter's holder id: a held grant must name it (NULL:
                                    takes none) */
+    unsigned long long wait;    /* its wait's number (kinds/names.h rlk_names_wait_id): a held
+                                   grant must name it too */
     long long claim_ns;         /* how long after a grant naming it second to wake */
     int granted;                /* a grant named it head, not yet taken by rlk_sub_wait */
     int held;                   /* that grant was held (RLK_SUB_MSG_HELD): the lock is the

@@ -24,6 +24,11 @@
  *              D takes the lock: B, back, does not hold on the stale message (read first, or
  *              delivered after an attempt of B's); it waits behind D with a new ticket and gives
  *              up at the end of its wait (D's hold untouched)
+ *   other wait B (child or async waiter) queued behind A, which holds throughout: held grants
+ *              of B's ticket and holder id forged on its wake channel, naming another wait of
+ *              that holder id (as a grant made for an earlier wait that drew the same ticket,
+ *              read late) or none: B does not hold on them and gives up at the end of its wait;
+ *              control: the same grant naming B's own wait is taken
  *   next head  threads of one process: the head after one that got a held grant expects to be
  *              first in the server's queue too, and attempts once (joined to the lock's channel
  *              before it)
@@ -491,24 +496,49 @@ static int d_after_lapse(const char *name, rlk_lock *ld, char *downer, size_t le
            rlk_lock_owner(ld, downer, len) == RLK_OK ? 0 : -1;
 }
 
-/* The held grant of ticket t to owner, published again on its wake channel channel: 0, or -1. */
-static int grant_again(const char *channel, long long t, const char *owner)
+/* The held grant of ticket t to owner's wait (0: one that names no wait) on wake channel
+ * channel, as lib/hand_over_held publishes it: 1 when a subscriber heard it, else 0. */
+static int grant_for(const char *channel, long long t, unsigned long long wait, const char *owner)
 {
-    char msg[400];
+    char msg[400], w[24] = "";
 
-    snprintf(msg, sizeof msg, "%lld %s", t * 67108864 + 33554432, owner);
-    return tk_command_ok(&srv, "PUBLISH %s %s", channel, msg);
+    if (wait)
+        snprintf(w, sizeof w, ":%llu", wait);
+    snprintf(msg, sizeof msg, "%lld%s %s", t * 67108864 + 33554432, w, owner);
+    return tk_int(&srv, "PUBLISH %s %s", channel, msg) >= 1;
+}
+
+/* The first waiter of name's queue: its ticket, and the wait its record in {name}:rlk_who names
+ * ("<lease_ms>:<wait> <owner>", reentrant/acquire with held:<wait>). 0, or -1. */
+static int first_waiter(const char *name, long long *t, unsigned long long *wait)
+{
+    char rec[400];
+    const char *colon, *sp;
+
+    *t = tk_int(&srv, "LINDEX {%s}:rlk_waiters 0", name);
+    tk_str(&srv, rec, sizeof rec, "HGET {%s}:rlk_who %lld", name, *t);
+    colon = strchr(rec, ':');
+    sp = strchr(rec, ' ');
+    return *t > 0 && colon && sp && colon < sp && sscanf(colon + 1, "%llu", wait) == 1 ? 0 : -1;
+}
+
+/* The held grant of ticket t to owner's wait, published again on its wake channel channel: 0,
+ * or -1. */
+static int grant_again(const char *channel, long long t, unsigned long long wait,
+                       const char *owner)
+{
+    return grant_for(channel, t, wait, owner) ? 0 : -1;
 }
 
 /* Late: until B (whose subscriber was killed) is queued again and subscribed again (bounded;
  * drive: its async client's loop, else NULL), then the held grant of B's old ticket t published.
  * 0, or -1. */
-static int stale_grant_late(const char *name, const char *channel, long long t, const char *owner,
-                            ap_cl *drive)
+static int stale_grant_late(const char *name, const char *channel, long long t,
+                            unsigned long long wait, const char *owner, ap_cl *drive)
 {
     for (int i = 0; i < 500; i++) {
         if (tk_int(&srv, "LLEN {%s}:rlk_waiters", name) == 1 && numsub(channel) >= 1)
-            return grant_again(channel, t, owner);
+            return grant_again(channel, t, wait, owner);
         if (drive)
             aloop_run_until(drive->l, NULL, NULL, 20);
         else
@@ -517,17 +547,18 @@ static int stale_grant_late(const char *name, const char *channel, long long t, 
     return -1;
 }
 
-/* B (who: its label in messages; holder id owner) queued first and unable to run: its ticket and
- * wake channel (into channel) read, its subscriber killed when late, A's release (granting B the
- * lock held, or passing it over when late), and D holding name (downer: its holder id) once the
- * lock is free. B's ticket, or -1. */
+/* B (who: its label in messages; holder id owner) queued first and unable to run: its ticket,
+ * its wait (into *wait) and wake channel (into channel) read, its subscriber killed when late,
+ * A's release (granting B the lock held, or passing it over when late), and D holding name
+ * (downer: its holder id) once the lock is free. B's ticket, or -1. */
 static long long lapse(const char *name, int late, const char *who, const char *owner,
                        a_thread *a, rlk_lock *ld, char *downer, size_t dlen, char *channel,
-                       size_t clen)
+                       size_t clen, unsigned long long *wait)
 {
-    long long t = tk_int(&srv, "LINDEX {%s}:rlk_waiters 0", name);
+    long long t;
 
-    if (wake_channel(name, channel, clen) != 0 || (late && deafen(channel) != 0))
+    if (first_waiter(name, &t, wait) != 0 || wake_channel(name, channel, clen) != 0 ||
+        (late && deafen(channel) != 0))
         return -1;
     tk_stall_reset(&stall);
     CHECK_INT_EQ(a_release(a), RLK_OK);
@@ -553,7 +584,7 @@ static void lapsed_grant(int late)
     rlk_lock *l0 = c0 ? rlk_lock_new(c0, name) : NULL, *la = ca ? rlk_lock_new(ca, name) : NULL,
              *ld = cd ? rlk_lock_new(cd, name) : NULL;
     char owner[300], downer[300], line[300], lease[16], wait[16], channel[200];
-    unsigned long long grants = 0;
+    unsigned long long grants = 0, bwait = 0;
     long long t;
     int rc = -1;
     static a_thread a;  /* static: a thread left behind by a failed check keeps its memory */
@@ -565,9 +596,9 @@ static void lapsed_grant(int late)
     REQUIRE(b_behind_a(name, lease, NULL, wait, &a, &b, owner, sizeof owner, l0, la) == 0);
     REQUIRE(tk_child_stop(&b));
     REQUIRE((t = lapse(name, late, "the stopped waiter", owner, &a, ld, downer, sizeof downer,
-                       channel, sizeof channel)) > 0);
+                       channel, sizeof channel, &bwait)) > 0);
     REQUIRE(kill(b.pid, SIGCONT) == 0);
-    REQUIRE(!late || stale_grant_late(name, channel, t, owner, NULL) == 0);
+    REQUIRE(!late || stale_grant_late(name, channel, t, bwait, owner, NULL) == 0);
     CHECK(tk_child_read_line(&b, line, sizeof line, LAPSE_WAIT + 15000) == 0 &&
           sscanf(line, "acq %d %llu", &rc, &grants) == 2);
     CHECKF(rc == RLK_ERR_BUSY, "B, its held grant lapsed before it could read it (%s) and D "
@@ -595,6 +626,7 @@ static void lapsed_grant_async(int late)
     rlk_lock *l0 = c0 ? rlk_lock_new(c0, name) : NULL, *la = ca ? rlk_lock_new(ca, name) : NULL,
              *ld = cd ? rlk_lock_new(cd, name) : NULL;
     char owner[160], downer[300], channel[200];
+    unsigned long long bwait = 0;
     long long t;
     static a_thread a;  /* static: a thread left behind by a failed check keeps its memory */
     ap_cl c;
@@ -604,8 +636,8 @@ static void lapsed_grant_async(int late)
     REQUIRE(async_behind_a_for(name, LAPSE_WAIT, LAPSE_LEASE, &c, &x, owner, sizeof owner, &a,
                                l0, la) == 0);
     REQUIRE((t = lapse(name, late, "the async waiter", owner, &a, ld, downer, sizeof downer,
-                       channel, sizeof channel)) > 0);
-    REQUIRE(!late || stale_grant_late(name, channel, t, owner, &c) == 0);
+                       channel, sizeof channel, &bwait)) > 0);
+    REQUIRE(!late || stale_grant_late(name, channel, t, bwait, owner, &c) == 0);
     REQUIRE(ap_wait_res(&c, &x, LAPSE_WAIT + 15000));
     CHECKF(x.err == RLK_ERR_BUSY, "the async waiter, its held grant lapsed before its loop ran "
            "(%s) and D holding the lock, returned %d, expected RLK_ERR_BUSY at the end of its "
@@ -622,6 +654,111 @@ static void test_lapsed_grant_async(void)
 {
     for (int late = 0; late < 2; late++)
         lapsed_grant_async(late);
+}
+
+/* ------------------------------------------------------------ another wait's grant */
+
+/* B queued behind A (A holds throughout): held grants of B's ticket and holder id forged on its
+ * wake channel, naming another wait than B's (as a grant made for an earlier wait of the same
+ * holder id that drew the same ticket, published before that wait gave it back, would be read
+ * late) and naming none (an older release's form); control: the same grant naming B's own wait.
+ * B's ticket and wait are read from its record. Published: 1 when each one was heard. */
+#define OTHER_WAIT 3000     /* B's wait when it must not hold: it gives up at its end */
+
+static int forge(const char *name, const char *owner, int control)
+{
+    char channel[200];
+    long long t;
+    unsigned long long wait;
+
+    if (first_waiter(name, &t, &wait) != 0 || wake_channel(name, channel, sizeof channel) != 0)
+        return 0;
+    if (control)
+        return grant_for(channel, t, wait, owner);
+    return grant_for(channel, t, wait - 1, owner) && grant_for(channel, t, wait + 1, owner) &&
+           grant_for(channel, t, 0, owner);
+}
+
+/* After B returned (holding a forged grant, or not): A's hold untouched, A releases. */
+static void other_wait_after(const char *name, const char *owner, a_thread *a)
+{
+    CHECKF(tk_int(&srv, "HGET %s %s", name, a->owner) == 1 &&
+           tk_int(&srv, "HEXISTS %s %s", name, owner) == 0, "A's hold was touched");
+    CHECK_INT_EQ(a_release(a), RLK_OK);
+}
+
+static void other_wait(int control)
+{
+    const char *name = control ? "held:owc" : "held:ow";
+    rlk_client *c0 = tk_connect(url, 30000, 1), *ca = tk_connect(url, 30000, 1);
+    rlk_lock *l0 = c0 ? rlk_lock_new(c0, name) : NULL, *la = ca ? rlk_lock_new(ca, name) : NULL;
+    char owner[300], line[300], wait[16];
+    unsigned long long grants = 99;
+    int rc = -1;
+    static a_thread a;  /* static: a thread left behind by a failed check keeps its memory */
+    tk_child b;
+
+    REQUIRE(l0 && la);
+    snprintf(wait, sizeof wait, "%d", control ? 20000 : OTHER_WAIT);
+    REQUIRE(b_behind_a(name, "30000", NULL, wait, &a, &b, owner, sizeof owner, l0, la) == 0);
+    REQUIRE(forge(name, owner, control));
+    CHECK(tk_child_read_line(&b, line, sizeof line, OTHER_WAIT + 15000) == 0 &&
+          sscanf(line, "acq %d %llu", &rc, &grants) == 2);
+    if (control)
+        CHECKF(rc == RLK_OK && grants == 1, "control: B, sent a held grant naming its own wait, "
+               "returned %d on %llu held grants; expected RLK_OK on 1", rc, grants);
+    else
+        CHECKF(rc == RLK_ERR_BUSY && grants == 0, "B, sent held grants naming another wait and "
+               "none while A holds, returned %d on %llu held grants; expected RLK_ERR_BUSY at the "
+               "end of its wait, on none", rc, grants);
+    tk_child_wait(&b, 5000);
+    other_wait_after(name, owner, &a);
+    rlk_lock_free(l0), rlk_lock_free(la);
+    rlk_free(c0), rlk_free(ca);
+}
+
+static void test_other_wait(void)
+{
+    for (int control = 0; control < 2; control++)
+        other_wait(control);
+}
+
+static void other_wait_async(int control)
+{
+    const char *name = control ? "held:owac" : "held:owa";
+    rlk_client *c0 = tk_connect(url, 30000, 1), *ca = tk_connect(url, 30000, 1);
+    rlk_lock *l0 = c0 ? rlk_lock_new(c0, name) : NULL, *la = ca ? rlk_lock_new(ca, name) : NULL;
+    char owner[160];
+    rlk_metrics m;
+    static a_thread a;  /* static: a thread left behind by a failed check keeps its memory */
+    ap_cl c;
+    ap_res x;
+
+    REQUIRE(l0 && la);
+    REQUIRE(async_behind_a_for(name, control ? 20000 : OTHER_WAIT, 30000, &c, &x, owner,
+                               sizeof owner, &a, l0, la) == 0);
+    REQUIRE(forge(name, owner, control));
+    REQUIRE(ap_wait_res(&c, &x, OTHER_WAIT + 15000));
+    CHECK(rlk_async_metrics_get(c.ac, &m) == RLK_OK);
+    if (control)
+        CHECKF(x.err == RLK_OK && m.held_grants == 1, "control: the async waiter, sent a held "
+               "grant naming its own wait, returned %d on %llu held grants; expected RLK_OK on 1",
+               x.err, m.held_grants);
+    else
+        CHECKF(x.err == RLK_ERR_BUSY && m.held_grants == 0, "the async waiter, sent held grants "
+               "naming another wait and none while A holds, returned %d on %llu held grants; "
+               "expected RLK_ERR_BUSY at the end of its wait, on none", x.err, m.held_grants);
+    other_wait_after(name, owner, &a);
+    CHECK_INT_EQ(ap_rule_breaks, 0);
+    ap_cl_close(&c);
+    rlk_lock_free(l0), rlk_lock_free(la);
+    rlk_free(c0), rlk_free(ca);
+}
+
+static void test_other_wait_async(void)
+{
+    for (int control = 0; control < 2; control++)
+        other_wait_async(control);
 }
 
 /* ------------------------------------------------------------ the next head's one attempt */
@@ -815,6 +952,8 @@ int main(int argc, char **argv)
     RUN_TEST(test_lost_grant_async);
     RUN_TEST(test_lapsed_grant);
     RUN_TEST(test_lapsed_grant_async);
+    RUN_TEST(test_other_wait);
+    RUN_TEST(test_other_wait_async);
     RUN_TEST(test_next_head);
     if (!getenv("RLK_TEST_FUNCTIONS"))     /* it runs Redisson's script by EVAL */
         RUN_TEST(test_redisson_waiter);

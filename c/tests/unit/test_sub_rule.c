@@ -147,38 +147,55 @@ static void test_meaning(void)
     CHECK_INT_EQ(rlk_sub_meaning(NULL, NULL, 0, &head, &next), RLK_SUB_MSG_ALL);
     CHECK_INT_EQ(rlk_sub_meaning(&grant, "g3:4", 4, &head, &next), RLK_SUB_MSG_GRANT);
     CHECK(head == 3 && next == 4);
-    CHECK(rlk_sub_grants(&grant, "g3:4", 4, 3, NULL));
-    CHECK(!rlk_sub_grants(&grant, "g3:4", 4, 4, NULL));   /* named second: not granted */
-    CHECK(!rlk_sub_grants(&rlk_sub_rule_plain, "0", 1, 0, NULL));
+    CHECK(rlk_sub_grants(&grant, "g3:4", 4, 3, 0, NULL));
+    CHECK(!rlk_sub_grants(&grant, "g3:4", 4, 4, 0, NULL));    /* named second: not granted */
+    CHECK(!rlk_sub_grants(&rlk_sub_rule_plain, "0", 1, 0, 0, NULL));
 }
 
 /* The reentrant lock's grants (kinds/lock.c): t * 2^26 + next reserves for t; "<t * 2^26 +
- * 2^25> <owner>" with t a wake ticket (>= 2^25) is a held grant of t for owner (lib/hand_over_held),
- * taken only by a waiter with both; a plain ticket's grant naming the wake ticket 2^25 second
- * stays a grant; a bare held value (no owner) is claimed as a grant. */
+ * 2^25>[:<wait>] <owner>" with t a wake ticket (>= 2^25) is a held grant of t for that wait of
+ * owner (lib/hand_over_held), taken only by a waiter with all three; a plain ticket's grant
+ * naming the wake ticket 2^25 second stays a grant; a bare held value (no owner) is claimed as a
+ * grant. */
 static void test_lock_grants(void)
 {
     const rlk_sub_rule *r = &rlk_lock_sub_rule;
     const char *held = "2251800182784000 u-1:7";    /* 33554437 * 2^26 + 2^25, owner u-1:7 */
+    const char *w = "2251800182784000:42 u-1:7";    /* the same, wait 42 */
     long long head, next;
 
     CHECK_INT_EQ(rlk_sub_meaning(r, held, strlen(held), &head, &next), RLK_SUB_MSG_HELD);
-    CHECK(head == 33554437 && next == 17);
-    CHECK(rlk_sub_held_for(held, strlen(held), next, "u-1:7"));
-    CHECK(!rlk_sub_held_for(held, strlen(held), next, "u-1:70"));
-    CHECK(!rlk_sub_held_for(held, strlen(held), next, "u-1:"));
-    CHECK(!rlk_sub_held_for(held, strlen(held), next, NULL));
-    CHECK_INT_EQ(rlk_sub_grants(r, held, strlen(held), 33554437, "u-1:7"), RLK_SUB_MSG_HELD);
+    CHECK(head == 33554437 && next == 16);
+    CHECK(rlk_sub_held_for(held, strlen(held), next, 0, "u-1:7"));
+    CHECK(!rlk_sub_held_for(held, strlen(held), next, 0, "u-1:70"));
+    CHECK(!rlk_sub_held_for(held, strlen(held), next, 0, "u-1:"));
+    CHECK(!rlk_sub_held_for(held, strlen(held), next, 0, NULL));
+    CHECK(!rlk_sub_held_for(held, strlen(held), next, 42, "u-1:7"));  /* names no wait */
+    CHECK_INT_EQ(rlk_sub_grants(r, held, strlen(held), 33554437, 0, "u-1:7"), RLK_SUB_MSG_HELD);
     /* the same ticket drawn by another holder (a task of the same client): not its grant */
-    CHECK_INT_EQ(rlk_sub_grants(r, held, strlen(held), 33554437, "u-1:8"), 0);
-    CHECK_INT_EQ(rlk_sub_grants(r, held, strlen(held), 33554432, "u-1:7"), 0);
+    CHECK_INT_EQ(rlk_sub_grants(r, held, strlen(held), 33554437, 0, "u-1:8"), 0);
+    CHECK_INT_EQ(rlk_sub_grants(r, held, strlen(held), 33554432, 0, "u-1:7"), 0);
+    /* a grant that names its wait: taken by that wait of that owner only; a later wait of the same
+     * holder id that drew the same ticket is not the one granted */
+    CHECK_INT_EQ(rlk_sub_meaning(r, w, strlen(w), &head, &next), RLK_SUB_MSG_HELD);
+    CHECK(head == 33554437 && next == 16);
+    CHECK_INT_EQ(rlk_sub_grants(r, w, strlen(w), 33554437, 42, "u-1:7"), RLK_SUB_MSG_HELD);
+    CHECK_INT_EQ(rlk_sub_grants(r, w, strlen(w), 33554437, 43, "u-1:7"), 0);
+    CHECK_INT_EQ(rlk_sub_grants(r, w, strlen(w), 33554437, 4, "u-1:7"), 0);
+    CHECK_INT_EQ(rlk_sub_grants(r, w, strlen(w), 33554437, 0, "u-1:7"), 0);
+    CHECK_INT_EQ(rlk_sub_grants(r, w, strlen(w), 33554437, 42, "u-1:8"), 0);
+    CHECK_INT_EQ(rlk_sub_grants(r, w, strlen(w), 33554437, 42, "42 u-1:7"), 0);
+    CHECK_INT_EQ(rlk_sub_grants(r, w, strlen(w), 33554437, 18446744073709551615ULL, "u-1:7"), 0);
+    CHECK_INT_EQ(rlk_sub_meaning(r, "2251800182784000:42", 19, &head, &next), RLK_SUB_MSG_ALL);
+    CHECK_INT_EQ(rlk_sub_meaning(r, "2251800182784000:42 ", 20, &head, &next), RLK_SUB_MSG_HELD);
+    CHECK_INT_EQ(rlk_sub_grants(r, "2251800182784000:42 ", 20, 33554437, 42, ""), 0);
     CHECK_INT_EQ(rlk_sub_meaning(r, "2251800182784000 ", 17, &head, &next), RLK_SUB_MSG_ALL);
     CHECK_INT_EQ(rlk_sub_meaning(r, "2251800182784006 u-1:7", 22, &head, &next), RLK_SUB_MSG_ALL);
     CHECK_INT_EQ(rlk_sub_meaning(r, "2251800182784000", 16, &head, &next), RLK_SUB_MSG_GRANT);
     CHECK(head == 33554437);
     CHECK_INT_EQ(rlk_sub_meaning(r, "2251800182784006", 16, &head, &next), RLK_SUB_MSG_GRANT);
     CHECK(head == 33554437 && next == 33554438);
-    CHECK_INT_EQ(rlk_sub_grants(r, "2251800182784006", 16, 33554437, NULL), RLK_SUB_MSG_GRANT);
+    CHECK_INT_EQ(rlk_sub_grants(r, "2251800182784006", 16, 33554437, 0, NULL), RLK_SUB_MSG_GRANT);
     CHECK_INT_EQ(rlk_sub_meaning(r, "369098752", 9, &head, &next), RLK_SUB_MSG_GRANT);
     CHECK(head == 5 && next == 33554432);
     CHECK_INT_EQ(rlk_sub_meaning(r, "0", 1, &head, &next), RLK_SUB_MSG_ONE);
