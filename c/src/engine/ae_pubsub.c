@@ -262,6 +262,15 @@ int rlk_ae_sub_ready(const rlk_ae_sub *s)
     return s && s->ch->live && rlk_sub_confirmed(s->ch->last_sent == 1, s->ch->outstanding);
 }
 
+int rlk_ae_sub_take_ready(rlk_ae_sub *s)
+{
+    if (!s || !s->ready || !rlk_ae_sub_ready(s))
+        return 0;
+    rlk_ae_timer_del(s->ready);
+    s->ready = NULL;
+    return 1;
+}
+
 const char rlk_ae_down[] = "";
 
 void rlk_ae_sub_downs(rlk_ae_sub *s)

@@ -11,7 +11,9 @@
  *              taken by waiting)
  *   given id   B with a holder id given to it (others may share it) takes no held grant: it
  *              claims a reservation as before
- *   async      the same with an rlk_async waiter of this process as B
+ *   async      the same with an rlk_async waiter of this process as B; and two tasks of one
+ *              async client, the second queued by its first call (the client's wake channel
+ *              subscribed already), served in turn
  *   stopped    B's process is stopped (SIGSTOP) before A's release: the grant reaches its
  *              client, the lock stays in its name for its lease (the stated bound), and the next
  *              waiter acquires within that lease and a slack, not before half of it
@@ -338,6 +340,62 @@ static void test_async(void)
     ap_cl_close(&c);
     rlk_lock_free(l0), rlk_lock_free(la);
     rlk_free(c0), rlk_free(ca);
+}
+
+/* Two tasks of one rlk_async client wait for the lock: the second one's wake channel is the
+ * client's, subscribed already for the first, so its first call queues it (one script call, not
+ * a try and then a queuing attempt). They get the lock in turn, the second on the first's held
+ * release. */
+static void test_async_second_waiter(void)
+{
+    const char *name = "held:a2";
+    rlk_client *c0 = tk_connect(url, 30000, 1);
+    rlk_lock *l0 = c0 ? rlk_lock_new(c0, name) : NULL;
+    char owner[2][160];
+    long long before, calls;
+    rlk_metrics m;
+    ap_cl c;
+    ap_res x[2];
+
+    REQUIRE(l0);
+    REQUIRE(ap_cl_open(&c, url, 30000, 0, 0) == 0);
+    for (int i = 0; i < 2; i++)
+        snprintf(owner[i], sizeof owner[i], "%s:%llu", rlk_async_uuid(c.ac), TASK + i);
+    REQUIRE(rlk_lock_try_lock(l0, 0, 30000) == RLK_OK);
+    memset(x, 0, sizeof x);
+    AP_REQ(rlk_async_lock(c.ac, RLK_KIND_LOCK, name, TASK, 20000, 30000, ap_on_res, &x[0]));
+    REQUIRE(drive_until_queued(&c, name, 1) == 0);
+    tk_stall_reset(&stall);
+    before = tk_command_calls(&srv, "evalsha") + tk_command_calls(&srv, "fcall");
+    AP_REQ(rlk_async_lock(c.ac, RLK_KIND_LOCK, name, TASK + 1, 20000, 30000, ap_on_res, &x[1]));
+    REQUIRE(drive_until_queued(&c, name, 2) == 0);
+    calls = tk_command_calls(&srv, "evalsha") + tk_command_calls(&srv, "fcall") - before;
+    tk_say("async second waiter: queued by %lld script calls", calls);
+    CHECKF(calls == 1, "the second task queued after %lld script calls, expected 1 (its channel "
+           "was subscribed: its first call queues it)%s", calls, tk_stall_note(&stall));
+    CHECK_INT_EQ(rlk_lock_unlock(l0), RLK_OK);
+    REQUIRE(ap_wait_res(&c, &x[0], 10000));
+    CHECK_INT_EQ(x[0].err, RLK_OK);
+    CHECK_INT_EQ(x[1].calls, 0);
+    CHECK_INT_EQ(tk_int(&srv, "HGET %s %s", name, owner[0]), 1);
+    memset(&x[0], 0, sizeof x[0]);
+    AP_REQ(rlk_async_unlock(c.ac, RLK_KIND_LOCK, name, TASK, ap_on_res, &x[0]));
+    REQUIRE(ap_wait_res(&c, &x[0], 10000) && ap_wait_res(&c, &x[1], 10000));
+    CHECK_INT_EQ(x[0].err, RLK_OK);
+    CHECK_INT_EQ(x[1].err, RLK_OK);
+    CHECK_INT_EQ(tk_int(&srv, "HGET %s %s", name, owner[1]), 1);
+    CHECK(rlk_async_metrics_get(c.ac, &m) == RLK_OK);
+    CHECKF(m.held_grants == 1, "the second task returned on %llu held grants, expected 1",
+           m.held_grants);
+    memset(&x[1], 0, sizeof x[1]);
+    AP_REQ(rlk_async_unlock(c.ac, RLK_KIND_LOCK, name, TASK + 1, ap_on_res, &x[1]));
+    REQUIRE(ap_wait_res(&c, &x[1], 10000));
+    CHECK_INT_EQ(x[1].err, RLK_OK);
+    CHECK_INT_EQ(tk_int(&srv, "EXISTS %s", name), 0);
+    CHECK_INT_EQ(ap_rule_breaks, 0);
+    ap_cl_close(&c);
+    rlk_lock_free(l0);
+    rlk_free(c0);
 }
 
 /* ------------------------------------------------------------ a stopped grantee */
@@ -810,6 +868,7 @@ int main(int argc, char **argv)
     RUN_TEST(test_blocking);
     RUN_TEST(test_given_id);
     RUN_TEST(test_async);
+    RUN_TEST(test_async_second_waiter);
     RUN_TEST(test_stopped_grantee);
     RUN_TEST(test_lost_grant);
     RUN_TEST(test_lost_grant_async);
