@@ -13,7 +13,8 @@
  *              claims a reservation as before
  *   async      the same with an rlk_async waiter of this process as B; and two tasks of one
  *              async client, the second queued by its first call (the client's wake channel
- *              subscribed already), served in turn
+ *              subscribed already), served in turn; and one task waiting twice: the second
+ *              wait, while the wake channel lingers after the first, queued by its first call
  *   stopped    B's process is stopped (SIGSTOP) before A's release: the grant reaches its
  *              client, the lock stays in its name for its lease (the stated bound), and the next
  *              waiter acquires within that lease and a slack, not before half of it
@@ -276,6 +277,12 @@ static void test_given_id(void)
 
 /* ------------------------------------------------------------ async */
 
+/* Script calls the server ran so far (EVALSHA, and FCALL in functions mode). */
+static long long script_calls(void)
+{
+    return tk_command_calls(&srv, "evalsha") + tk_command_calls(&srv, "fcall");
+}
+
 /* Drives c's loop until name's queue holds n tickets (bounded): 0, or -1. */
 static int drive_until_queued(ap_cl *c, const char *name, long long n)
 {
@@ -366,10 +373,10 @@ static void test_async_second_waiter(void)
     AP_REQ(rlk_async_lock(c.ac, RLK_KIND_LOCK, name, TASK, 20000, 30000, ap_on_res, &x[0]));
     REQUIRE(drive_until_queued(&c, name, 1) == 0);
     tk_stall_reset(&stall);
-    before = tk_command_calls(&srv, "evalsha") + tk_command_calls(&srv, "fcall");
+    before = script_calls();
     AP_REQ(rlk_async_lock(c.ac, RLK_KIND_LOCK, name, TASK + 1, 20000, 30000, ap_on_res, &x[1]));
     REQUIRE(drive_until_queued(&c, name, 2) == 0);
-    calls = tk_command_calls(&srv, "evalsha") + tk_command_calls(&srv, "fcall") - before;
+    calls = script_calls() - before;
     tk_say("async second waiter: queued by %lld script calls", calls);
     CHECKF(calls == 1, "the second task queued after %lld script calls, expected 1 (its channel "
            "was subscribed: its first call queues it)%s", calls, tk_stall_note(&stall));
@@ -396,6 +403,58 @@ static void test_async_second_waiter(void)
     ap_cl_close(&c);
     rlk_lock_free(l0);
     rlk_free(c0);
+}
+
+/* One task of an rlk_async client waits for the lock twice, each time behind A: its first wait
+ * subscribes the client's wake channel (a try, then the queuing call); the second, within the
+ * channel's linger (1 s after its last listener left), finds it subscribed and is queued by its
+ * first call. Once the linger ends, the channel is unsubscribed. */
+static void test_async_linger(void)
+{
+    const char *name = "held:al";
+    rlk_client *c0 = tk_connect(url, 30000, 1), *ca = tk_connect(url, 30000, 1);
+    rlk_lock *l0 = c0 ? rlk_lock_new(c0, name) : NULL, *la = ca ? rlk_lock_new(ca, name) : NULL;
+    char channel[200];
+    long long before, calls[2] = {0, 0}, until;
+    static a_thread a;  /* static: a thread left behind by a failed check keeps its memory */
+    ap_cl c;
+    ap_res x;
+
+    REQUIRE(l0 && la);
+    REQUIRE(ap_cl_open(&c, url, 30000, 0, 0) == 0);
+    for (int round = 0; round < 2; round++) {
+        REQUIRE(a_start(&a, l0, la, name) == 0);
+        tk_stall_reset(&stall);
+        before = script_calls();
+        memset(&x, 0, sizeof x);
+        AP_REQ(rlk_async_lock(c.ac, RLK_KIND_LOCK, name, TASK, 20000, 30000, ap_on_res, &x));
+        REQUIRE(drive_until_queued(&c, name, 2) == 0);
+        calls[round] = script_calls() - before;
+        CHECK_INT_EQ(rlk_lock_unlock(l0), RLK_OK);
+        REQUIRE_INT_EQ(a_holds(&a), RLK_OK);
+        REQUIRE(round || wake_channel(name, channel, sizeof channel) == 0);
+        CHECK_INT_EQ(a_release(&a), RLK_OK);        /* held: to the task */
+        REQUIRE(ap_wait_res(&c, &x, 10000));
+        CHECK_INT_EQ(x.err, RLK_OK);
+        memset(&x, 0, sizeof x);
+        AP_REQ(rlk_async_unlock(c.ac, RLK_KIND_LOCK, name, TASK, ap_on_res, &x));
+        REQUIRE(ap_wait_res(&c, &x, 10000));
+        CHECK_INT_EQ(x.err, RLK_OK);
+    }
+    tk_say("async linger: queued by %lld script calls, then by %lld", calls[0], calls[1]);
+    CHECKF(calls[0] >= 2 && calls[1] == 1, "the task was queued by %lld script calls, then by "
+           "%lld: expected 2 or more (its channel not subscribed yet), then 1 (lingering)%s",
+           calls[0], calls[1], tk_stall_note(&stall));
+    until = rlk_fx_now_ms() + 5000;
+    while (numsub(channel) != 0 && rlk_fx_now_ms() < until)
+        aloop_run_until(c.l, NULL, NULL, 20);
+    CHECKF(numsub(channel) == 0, "the wake channel was still subscribed 5 s after the last wait "
+           "(its linger is 1 s)");
+    CHECK_INT_EQ(tk_int(&srv, "EXISTS %s", name), 0);
+    CHECK_INT_EQ(ap_rule_breaks, 0);
+    ap_cl_close(&c);
+    rlk_lock_free(l0), rlk_lock_free(la);
+    rlk_free(c0), rlk_free(ca);
 }
 
 /* ------------------------------------------------------------ a stopped grantee */
@@ -869,6 +928,7 @@ int main(int argc, char **argv)
     RUN_TEST(test_given_id);
     RUN_TEST(test_async);
     RUN_TEST(test_async_second_waiter);
+    RUN_TEST(test_async_linger);
     RUN_TEST(test_stopped_grantee);
     RUN_TEST(test_lost_grant);
     RUN_TEST(test_lost_grant_async);
