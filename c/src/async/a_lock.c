@@ -666,7 +666,14 @@ rlk_async_req *rlk_a_lock_acquire(rlk_async *ac, const rlk_proto *k, const char 
     a->waiter = wait_ms != 0 && !held;
     if (a->waiter && alk_listen(a, &x) != 0)
         goto nomem;
-    alk_attempt(a);     /* the first try, without a ticket: the uncontended path */
+    /* The first try, without a ticket: the uncontended path. A waiter whose channel another
+     * task keeps subscribed queues with it at once (a grant can reach it), as the blocking
+     * API's first attempt does when its channel lingers (runtime/wait.h): one call, not a try
+     * and then a queuing attempt. It joins as a new waiter (t, not -t: nothing counted queued
+     * before its reply), as the new ticket drawn after a -4 does (alk_act). */
+    if (a->ticket && rlk_ae_sub_take_ready(a->w.sub))
+        a->w.ticket = a->ticket;
+    alk_attempt(a);
     return a->h.r;
 nomem:
     rlk_a_common_unsent(a->h.r, who, name);

@@ -89,6 +89,32 @@ static ae_chan *ae_chan_get(rlk_async *ac, const char *name)
     return ch;
 }
 
+/* ch lingers no more. */
+static void ae_chan_unlinger(rlk_async *ac, ae_chan *ch)
+{
+    if (ch->linger_until) {
+        ch->linger_until = 0;
+        ac->nlinger--;
+    }
+}
+
+/* Whether ch, nobody listening to it, stays subscribed a while: an rlk_async client's waits
+ * on a lock taken again and again then find it subscribed, and queue with their first call
+ * (rlk_ae_sub_take_ready). 1 while its linger lasts (started now if it was not lingering). */
+static int ae_chan_linger(rlk_async *ac, ae_chan *ch)
+{
+    long long now = rlk_ae_now_ms();
+
+    if (ch->linger_until)
+        return now < ch->linger_until;
+    if (ac->linger_ms <= 0 || ac->closing || ac->nlinger >= AE_LINGER_MAX || !ch->live ||
+        ch->last_sent != 1 || !ch->conn || ch->conn->state != AE_UP)
+        return 0;
+    ch->linger_until = now + ac->linger_ms;
+    ac->nlinger++;
+    return 1;
+}
+
 /* Frees ch when nothing needs it any more. */
 static void ae_chan_maybe_free(rlk_async *ac, ae_chan *ch)
 {
@@ -98,6 +124,7 @@ static void ae_chan_maybe_free(rlk_async *ac, ae_chan *ch)
         ch->conn = NULL;
     if (ch->listeners || ch->outstanding || ch->dispatching || ch->head)
         return;
+    ae_chan_unlinger(ac, ch);
     for (p = &ac->buckets[ae_bucket(ch->name, ac->nbuckets)]; *p; p = &(*p)->bnext)
         if (*p == ch) {
             *p = ch->bnext;
@@ -211,11 +238,13 @@ static void ae_chan_want(rlk_async *ac, ae_chan *ch)
         ae_conn_start(ac, k);
 }
 
-/* After a change of listeners: UNSUBSCRIBE a channel nobody listens to. */
+/* After a change of listeners: UNSUBSCRIBE a channel nobody listens to, once its linger
+ * ended. */
 static void ae_chan_settle(rlk_async *ac, ae_chan *ch)
 {
-    if (ch->listeners)
+    if (ch->listeners || ae_chan_linger(ac, ch))
         return;
+    ae_chan_unlinger(ac, ch);
     if (ch->last_sent == 1 && ch->conn && ch->conn->state == AE_UP)
         ae_sub_send(ac, ch->conn, ch, 0);
     else if (!ch->conn || ch->conn->state != AE_UP)
@@ -249,6 +278,7 @@ rlk_ae_sub *rlk_ae_subscribe(rlk_async *ac, const char *channel, rlk_ae_msg_fn f
     s->prev = ch->tail;
     AE_LIST_APPEND(ch->head, ch->tail, s, next);
     ch->listeners++;
+    ae_chan_unlinger(ac, ch);
     if (rlk_ae_sub_ready(s))
         s->ready = rlk_ae_timer_add(ac, 0, ae_sub_ready_fire, s);
     else
@@ -260,6 +290,15 @@ rlk_ae_sub *rlk_ae_subscribe(rlk_async *ac, const char *channel, rlk_ae_msg_fn f
 int rlk_ae_sub_ready(const rlk_ae_sub *s)
 {
     return s && s->ch->live && rlk_sub_confirmed(s->ch->last_sent == 1, s->ch->outstanding);
+}
+
+int rlk_ae_sub_take_ready(rlk_ae_sub *s)
+{
+    if (!s || !s->ready || !rlk_ae_sub_ready(s))
+        return 0;
+    rlk_ae_timer_del(s->ready);
+    s->ready = NULL;
+    return 1;
 }
 
 const char rlk_ae_down[] = "";
@@ -347,6 +386,18 @@ void ae_chans_down(rlk_async *ac, ae_conn *k)
     /* Subscribed again (elsewhere on a cluster, once the map says where). */
     if (ae_routed(ac))
         ae_chans_up(ac);
+}
+
+void ae_chans_linger_end(rlk_async *ac)
+{
+    long long now = rlk_ae_now_ms();
+
+    AE_CHANS_EACH(ac, i, ch, next) {
+        if (ac->closing)
+            return;
+        if (ch->linger_until && now >= ch->linger_until && !ch->listeners)
+            ae_chan_settle(ac, ch);
+    }
 }
 
 void ae_chans_up(rlk_async *ac)

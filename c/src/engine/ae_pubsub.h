@@ -23,6 +23,8 @@ void ae_chans_down(rlk_async *ac, ae_conn *k);
 /* The map changed: the channels subscribed where they do not go any more
  * move (ae_route.c). */
 void ae_chans_reroute(rlk_async *ac);
+/* The sweep: channels whose linger ended (nobody listened meanwhile) are unsubscribed. */
+void ae_chans_linger_end(rlk_async *ac);
 /* With the client: every channel, its listeners and the answer queues. */
 void ae_pubsub_free(rlk_async *ac);
 

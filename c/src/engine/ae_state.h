@@ -25,6 +25,9 @@
 #include "engine/wd_rule.h"
 
 #define AE_SWEEP_MS 100             /* how often timeouts of calls and connects are checked */
+#define AE_LINGER_MS 1000           /* an rlk_async client's channel stays subscribed this long
+                                       after its last listener (as runtime/sub.h's) ... */
+#define AE_LINGER_MAX 256           /* ... for at most this many channels at once */
 #define AE_PING_MS 1000             /* a pub/sub connection silent this long is sent a PING */
 #define AE_BACKOFF_MIN_MS 20        /* the first reconnect's delay (after the immediate one) */
 #define AE_BACKOFF_MAX_MS 1000      /* the longest */
@@ -204,6 +207,8 @@ struct ae_chan {
     int dispatching;
     signed char last_sent;          /* 1: SUBSCRIBE was the last command sent; 0 otherwise */
     signed char live;               /* the server has it subscribed (as its last reply said) */
+    long long linger_until;         /* nobody listens, but it stays subscribed until then (ms,
+                                       rlk_ae_now_ms; 0: not lingering) */
 };
 
 struct rlk_ae_hold {
@@ -272,6 +277,9 @@ struct rlk_async {
 
     ae_chan **buckets;
     size_t nbuckets, nchans;
+    long long linger_ms;            /* a channel nobody listens to stays subscribed this long (0:
+                                       none: the blocking subscriber lingers on its own) */
+    int nlinger;                    /* channels lingering now (at most AE_LINGER_MAX) */
 
     rlk_ae_hold *holds;
     size_t nholds;

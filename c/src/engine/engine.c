@@ -50,6 +50,7 @@ rlk_async *rlk_ae_new(rlk_client *c, rlk_rt_counters *counters, int borrowed)
     ac->armed = -2;
     ac->c = c;
     ac->counters = counters;
+    ac->linger_ms = borrowed ? 0 : AE_LINGER_MS;    /* the blocking subscriber lingers itself */
     ac->cref = calloc(1, sizeof *ac->cref);
     routed = !c->fatal && ae_routed(ac);
     if (!ac->cref || (!routed && ae_route_setup(ac, 0) != RLK_OK)) {
@@ -780,6 +781,8 @@ static void ae_sweep_fire(rlk_async *ac, void *arg)
             ae_call_end(ac, call, RLK_ERR_IO, NULL, msg, 0);
         }
     }
+    if (!ac->closing && ac->nlinger)
+        ae_chans_linger_end(ac);
     /* Parked calls (a cluster with no map, or "not now" answers) end at the timeout. */
     if (!ac->closing && ac->parked.head) {
         ae_callq q = ac->parked;

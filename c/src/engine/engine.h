@@ -217,6 +217,9 @@ rlk_ae_sub *rlk_ae_subscribe(rlk_async *ac, const char *channel, rlk_ae_msg_fn f
 void rlk_ae_unsubscribe(rlk_ae_sub *s);
 /* 1 when the listener's channel is subscribed on the live connection. */
 int rlk_ae_sub_ready(const rlk_ae_sub *s);
+/* 1 when the listener was added to a channel subscribed already and its fn(NULL) has not come
+ * yet: then it does not (the caller acts on it now). */
+int rlk_ae_sub_take_ready(rlk_ae_sub *s);
 /* The listener hears rlk_ae_down from now on (the blocking subscriber: its
  * waiters poll meanwhile). */
 extern const char rlk_ae_down[];

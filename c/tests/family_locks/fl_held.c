@@ -11,7 +11,15 @@
  *              taken by waiting)
  *   given id   B with a holder id given to it (others may share it) takes no held grant: it
  *              claims a reservation as before
- *   async      the same with an rlk_async waiter of this process as B
+ *   async      the same with an rlk_async waiter of this process as B; and two tasks of one
+ *              async client, the second queued by its first call (the client's wake channel
+ *              subscribed already), served in turn; and one task waiting twice: the second
+ *              wait, while the wake channel lingers after the first, queued by its first call
+ *   cancel lost  an async task gives up and its cancel never runs (it waits behind a write pause
+ *              and its connection is killed): its ticket stays queued while the client's wake
+ *              channel lingers with no task listening, so the next release grants that ticket
+ *              the lock held; nobody renews or releases it, and the next waiter acquires within
+ *              the gone task's lease and a slack (the stated bound), not before half of it
  *   stopped    B's process is stopped (SIGSTOP) before A's release: the grant reaches its
  *              client, the lock stays in its name for its lease (the stated bound), and the next
  *              waiter acquires within that lease and a slack, not before half of it
@@ -57,7 +65,7 @@
 #include <unistd.h>
 
 #define SLACK_MS 1500       /* scheduling and round trips on a shared 2-core VM */
-#define LEASE 2000          /* the stopped waiter's fixed lease: the bound it costs the next */
+#define LEASE 2000          /* a stopped or gone waiter's fixed lease: the bound it costs the next */
 #define TASK 5ULL
 
 static rlk_fx_server srv;
@@ -279,6 +287,12 @@ static void test_given_id(void)
 
 /* ------------------------------------------------------------ async */
 
+/* Script calls the server ran so far (EVALSHA, and FCALL in functions mode). */
+static long long script_calls(void)
+{
+    return tk_command_calls(&srv, "evalsha") + tk_command_calls(&srv, "fcall");
+}
+
 /* Drives c's loop until name's queue holds n tickets (bounded): 0, or -1. */
 static int drive_until_queued(ap_cl *c, const char *name, long long n)
 {
@@ -343,6 +357,226 @@ static void test_async(void)
     ap_cl_close(&c);
     rlk_lock_free(l0), rlk_lock_free(la);
     rlk_free(c0), rlk_free(ca);
+}
+
+/* Two tasks of one rlk_async client wait for the lock: the second one's wake channel is the
+ * client's, subscribed already for the first, so its first call queues it (one script call, not
+ * a try and then a queuing attempt). They get the lock in turn, the second on the first's held
+ * release. */
+static void test_async_second_waiter(void)
+{
+    const char *name = "held:a2";
+    rlk_client *c0 = tk_connect(url, 30000, 1);
+    rlk_lock *l0 = c0 ? rlk_lock_new(c0, name) : NULL;
+    char owner[2][160];
+    long long before, calls;
+    rlk_metrics m;
+    ap_cl c;
+    ap_res x[2];
+
+    REQUIRE(l0);
+    REQUIRE(ap_cl_open(&c, url, 30000, 0, 0) == 0);
+    for (int i = 0; i < 2; i++)
+        snprintf(owner[i], sizeof owner[i], "%s:%llu", rlk_async_uuid(c.ac), TASK + i);
+    REQUIRE(rlk_lock_try_lock(l0, 0, 30000) == RLK_OK);
+    memset(x, 0, sizeof x);
+    AP_REQ(rlk_async_lock(c.ac, RLK_KIND_LOCK, name, TASK, 20000, 30000, ap_on_res, &x[0]));
+    REQUIRE(drive_until_queued(&c, name, 1) == 0);
+    tk_stall_reset(&stall);
+    before = script_calls();
+    AP_REQ(rlk_async_lock(c.ac, RLK_KIND_LOCK, name, TASK + 1, 20000, 30000, ap_on_res, &x[1]));
+    REQUIRE(drive_until_queued(&c, name, 2) == 0);
+    calls = script_calls() - before;
+    tk_say("async second waiter: queued by %lld script calls", calls);
+    CHECKF(calls == 1, "the second task queued after %lld script calls, expected 1 (its channel "
+           "was subscribed: its first call queues it)%s", calls, tk_stall_note(&stall));
+    CHECK_INT_EQ(rlk_lock_unlock(l0), RLK_OK);
+    REQUIRE(ap_wait_res(&c, &x[0], 10000));
+    CHECK_INT_EQ(x[0].err, RLK_OK);
+    CHECK_INT_EQ(x[1].calls, 0);
+    CHECK_INT_EQ(tk_int(&srv, "HGET %s %s", name, owner[0]), 1);
+    memset(&x[0], 0, sizeof x[0]);
+    AP_REQ(rlk_async_unlock(c.ac, RLK_KIND_LOCK, name, TASK, ap_on_res, &x[0]));
+    REQUIRE(ap_wait_res(&c, &x[0], 10000) && ap_wait_res(&c, &x[1], 10000));
+    CHECK_INT_EQ(x[0].err, RLK_OK);
+    CHECK_INT_EQ(x[1].err, RLK_OK);
+    CHECK_INT_EQ(tk_int(&srv, "HGET %s %s", name, owner[1]), 1);
+    CHECK(rlk_async_metrics_get(c.ac, &m) == RLK_OK);
+    CHECKF(m.held_grants == 1, "the second task returned on %llu held grants, expected 1",
+           m.held_grants);
+    memset(&x[1], 0, sizeof x[1]);
+    AP_REQ(rlk_async_unlock(c.ac, RLK_KIND_LOCK, name, TASK + 1, ap_on_res, &x[1]));
+    REQUIRE(ap_wait_res(&c, &x[1], 10000));
+    CHECK_INT_EQ(x[1].err, RLK_OK);
+    CHECK_INT_EQ(tk_int(&srv, "EXISTS %s", name), 0);
+    CHECK_INT_EQ(ap_rule_breaks, 0);
+    ap_cl_close(&c);
+    rlk_lock_free(l0);
+    rlk_free(c0);
+}
+
+/* One task of an rlk_async client waits for the lock twice, each time behind A: its first wait
+ * subscribes the client's wake channel (a try, then the queuing call); the second, within the
+ * channel's linger (1 s after its last listener left), finds it subscribed and is queued by its
+ * first call. Once the linger ends, the channel is unsubscribed. */
+static void test_async_linger(void)
+{
+    const char *name = "held:al";
+    rlk_client *c0 = tk_connect(url, 30000, 1), *ca = tk_connect(url, 30000, 1);
+    rlk_lock *l0 = c0 ? rlk_lock_new(c0, name) : NULL, *la = ca ? rlk_lock_new(ca, name) : NULL;
+    char channel[200];
+    long long before, calls[2] = {0, 0}, until;
+    static a_thread a;  /* static: a thread left behind by a failed check keeps its memory */
+    ap_cl c;
+    ap_res x;
+
+    REQUIRE(l0 && la);
+    REQUIRE(ap_cl_open(&c, url, 30000, 0, 0) == 0);
+    for (int round = 0; round < 2; round++) {
+        REQUIRE(a_start(&a, l0, la, name) == 0);
+        tk_stall_reset(&stall);
+        before = script_calls();
+        memset(&x, 0, sizeof x);
+        AP_REQ(rlk_async_lock(c.ac, RLK_KIND_LOCK, name, TASK, 20000, 30000, ap_on_res, &x));
+        REQUIRE(drive_until_queued(&c, name, 2) == 0);
+        calls[round] = script_calls() - before;
+        CHECK_INT_EQ(rlk_lock_unlock(l0), RLK_OK);
+        REQUIRE_INT_EQ(a_holds(&a), RLK_OK);
+        REQUIRE(round || wake_channel(name, channel, sizeof channel) == 0);
+        CHECK_INT_EQ(a_release(&a), RLK_OK);        /* held: to the task */
+        REQUIRE(ap_wait_res(&c, &x, 10000));
+        CHECK_INT_EQ(x.err, RLK_OK);
+        memset(&x, 0, sizeof x);
+        AP_REQ(rlk_async_unlock(c.ac, RLK_KIND_LOCK, name, TASK, ap_on_res, &x));
+        REQUIRE(ap_wait_res(&c, &x, 10000));
+        CHECK_INT_EQ(x.err, RLK_OK);
+    }
+    tk_say("async linger: queued by %lld script calls, then by %lld", calls[0], calls[1]);
+    CHECKF(calls[0] >= 2 && calls[1] == 1, "the task was queued by %lld script calls, then by "
+           "%lld: expected 2 or more (its channel not subscribed yet), then 1 (lingering)%s",
+           calls[0], calls[1], tk_stall_note(&stall));
+    until = rlk_fx_now_ms() + 5000;
+    while (numsub(channel) != 0 && rlk_fx_now_ms() < until)
+        aloop_run_until(c.l, NULL, NULL, 20);
+    CHECKF(numsub(channel) == 0, "the wake channel was still subscribed 5 s after the last wait "
+           "(its linger is 1 s)");
+    CHECK_INT_EQ(tk_int(&srv, "EXISTS %s", name), 0);
+    CHECK_INT_EQ(ap_rule_breaks, 0);
+    ap_cl_close(&c);
+    rlk_lock_free(l0), rlk_lock_free(la);
+    rlk_free(c0), rlk_free(ca);
+}
+
+/* ------------------------------------------------------------ a lost cancel */
+
+/* The id of the one normal connection the server keeps waiting (a write under CLIENT PAUSE
+ * WRITE: flag b), or -1 (none, or more than one). */
+static long long paused_call(void)
+{
+    redisContext *x = rlk_fx_connect(&srv);
+    redisReply *r = x ? redisCommand(x, "CLIENT LIST TYPE normal") : NULL;
+    long long id = -1;
+    int n = 0;
+
+    for (const char *line = r && r->type == REDIS_REPLY_STRING ? r->str : NULL; line && *line;) {
+        const char *eol = strchr(line, '\n'), *f = strstr(line, " flags=");
+        size_t len = f && (!eol || f < eol) ? strcspn(f + 7, " \r\n") : 0;
+
+        if (len && memchr(f + 7, 'b', len) && strncmp(line, "id=", 3) == 0) {
+            id = atoll(line + 3);
+            n++;
+        }
+        line = eol ? eol + 1 : NULL;
+    }
+    if (r)
+        freeReplyObject(r);
+    if (x)
+        redisFree(x);
+    return n == 1 ? id : -1;
+}
+
+/* Task TASK of an rlk_async client, queued behind A, gives up (rlk_async_cancel) and its cancel
+ * never runs: the server holds it back (CLIENT PAUSE WRITE) until its connection is killed. The
+ * task is gone, its ticket still queued with its record, and its client's wake channel lingers
+ * (1 s after its last listener left; the loop is not turned meanwhile, so it lingers until the
+ * release). A's release, held, finds the channel heard (PUBLISH counts the lingering
+ * subscription) and writes the lock in the gone task's name for its lease (LEASE): nobody
+ * renews or releases it. D, waiting next, acquires within that lease and a slack, not before
+ * half of it; the client takes no grant, and the channel is unsubscribed once the linger ends. */
+static void test_async_cancel_lost(void)
+{
+    const char *name = "held:cl";
+    rlk_client *c0 = tk_connect(url, 30000, 1), *ca = tk_connect(url, 30000, 1),
+               *cd = tk_connect(url, 30000, 1);
+    rlk_lock *l0 = c0 ? rlk_lock_new(c0, name) : NULL, *la = ca ? rlk_lock_new(ca, name) : NULL,
+             *ld = cd ? rlk_lock_new(cd, name) : NULL;
+    char owner[160], channel[200];
+    long long t, id = -1, t0, waited, until;
+    static a_thread a, d;   /* static: a thread left behind by a failed check keeps its memory */
+    rlk_async_req *req;
+    rlk_metrics m;
+    ap_cl c;
+    ap_res x;
+
+    REQUIRE(l0 && la && ld);
+    REQUIRE(ap_cl_open(&c, url, 30000, 0, 0) == 0);
+    snprintf(owner, sizeof owner, "%s:%llu", rlk_async_uuid(c.ac), TASK);
+    memset(&x, 0, sizeof x);
+    REQUIRE(a_start(&a, l0, la, name) == 0);
+    REQUIRE((req = AP_REQ(rlk_async_lock(c.ac, RLK_KIND_LOCK, name, TASK, 20000, LEASE,
+                                         ap_on_res, &x))));
+    REQUIRE(drive_until_queued(&c, name, 2) == 0);
+    CHECK_INT_EQ(rlk_lock_unlock(l0), RLK_OK);
+    REQUIRE_INT_EQ(a_holds(&a), RLK_OK);
+    REQUIRE((t = tk_int(&srv, "LINDEX {%s}:rlk_waiters 0", name)) > 0);
+    REQUIRE(wake_channel(name, channel, sizeof channel) == 0);
+    tk_stall_reset(&stall);
+    REQUIRE(tk_command_ok(&srv, "CLIENT PAUSE 10000 WRITE") == 0);
+    rlk_async_cancel(req);
+    for (int i = 0; i < 500 && (id = paused_call()) < 0; i++)
+        aloop_run_until(c.l, NULL, NULL, 20);
+    CHECKF(id > 0, "the task's cancel was not seen held back by the pause");
+    CHECK(id > 0 && tk_command_ok(&srv, "CLIENT KILL ID %lld", id) == 0);
+    CHECK(ap_wait_res(&c, &x, 10000));
+    CHECK(tk_command_ok(&srv, "CLIENT UNPAUSE") == 0);
+    CHECK_INT_EQ(x.err, RLK_ERR_CANCELLED);
+    REQUIREF(tk_int(&srv, "LLEN {%s}:rlk_waiters", name) == 1 &&
+             tk_int(&srv, "HEXISTS {%s}:rlk_who %lld", name, t) == 1,
+             "the gone task's ticket %lld left the queue: its cancel ran after all", t);
+    CHECKF(numsub(channel) == 1, "the gone task's wake channel does not linger (%lld "
+           "subscribers)%s", numsub(channel), tk_stall_note(&stall));
+    t0 = rlk_fx_now_ms();
+    CHECK_INT_EQ(a_release(&a), RLK_OK);            /* held, to a ticket whose task is gone */
+    CHECKF(tk_count(&srv, "HGET %s %s", name, owner) == 1,
+           "the release did not write the lock in the gone task's name (field %s)", owner);
+    REQUIRE(a_spawn(&d, ld) == 0);
+    until = t0 + LEASE + 10000;
+    while (tk_latch_get(&d.got) < 1 && rlk_fx_now_ms() < until)
+        aloop_run_until(c.l, NULL, NULL, 20);       /* the client reads the grant: nobody's */
+    waited = rlk_fx_now_ms() - t0;
+    REQUIRE_INT_EQ(a_holds(&d), RLK_OK);
+    tk_say("cancel lost: the next waiter acquired %lld ms after the release (the gone task's "
+           "lease %d)", waited, LEASE);
+    CHECKF(waited >= LEASE / 2 && waited <= LEASE + SLACK_MS,
+           "the next waiter acquired %lld ms after the held grant to a gone task's ticket; "
+           "bound: that task's lease %d ms (+%d)%s", waited, LEASE, SLACK_MS,
+           tk_stall_note(&stall));
+    CHECK_INT_EQ(tk_int(&srv, "HEXISTS %s %s", name, owner), 0);
+    CHECK_INT_EQ(a_release(&d), RLK_OK);
+    CHECK_INT_EQ(tk_int(&srv, "EXISTS %s", name), 0);
+    CHECK_INT_EQ(tk_int(&srv, "LLEN {%s}:rlk_waiters", name), 0);
+    CHECK(rlk_async_metrics_get(c.ac, &m) == RLK_OK);
+    CHECKF(m.held_grants == 0, "the client took %llu held grants, expected none (its task was "
+           "gone)", m.held_grants);
+    until = rlk_fx_now_ms() + 5000;
+    while (numsub(channel) != 0 && rlk_fx_now_ms() < until)
+        aloop_run_until(c.l, NULL, NULL, 20);
+    CHECKF(numsub(channel) == 0, "the wake channel was still subscribed 5 s after the task left "
+           "(its linger is 1 s)");
+    CHECK_INT_EQ(ap_rule_breaks, 0);
+    ap_cl_close(&c);
+    rlk_lock_free(l0), rlk_lock_free(la), rlk_lock_free(ld);
+    rlk_free(c0), rlk_free(ca), rlk_free(cd);
 }
 
 /* ------------------------------------------------------------ a stopped grantee */
@@ -947,6 +1181,9 @@ int main(int argc, char **argv)
     RUN_TEST(test_blocking);
     RUN_TEST(test_given_id);
     RUN_TEST(test_async);
+    RUN_TEST(test_async_second_waiter);
+    RUN_TEST(test_async_linger);
+    RUN_TEST(test_async_cancel_lost);
     RUN_TEST(test_stopped_grantee);
     RUN_TEST(test_lost_grant);
     RUN_TEST(test_lost_grant_async);
