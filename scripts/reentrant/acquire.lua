@@ -10,7 +10,7 @@
 -- ARGV[1]: lease_ms - lease in milliseconds, integer 1..1000000000000
 -- ARGV[2]: owner - holder id <client-uuid>:<thread-id>, 1..1024 bytes
 -- ARGV[3]: ticket - optional with 3 keys (absent: 0); -67108863..67108863: 0 never queue; t > 0 new waiter; -t queued
--- ARGV[4]: delay_ms - optional (with KEYS[4]): lock-delay ms, integer 1..10^12; or held[:<wait>]: records the ticket
+-- ARGV[4]: delay_ms - optional (with KEYS[4]): lock-delay ms, integer 1..1000000000000; or held[:<wait>]
 -- return nil: acquired (free, reserved for no other ticket; own grant and entry dropped), re-entered, or held grant
 -- return integer: not acquired; ms to wait at most: holder's PTTL (-1: none); reserved: grant's or -1
 -- return -3: not acquired; queued first behind another ticket's reservation: attempt again after its claim window
