@@ -410,8 +410,10 @@ static void alk_act(rlk_a_lockreq *a, rlk_acq_act *x)
 {
     switch (x->is) {
     case RLK_ACQ_SEND:
-        if (x->ticket) {    /* its old ticket left the queue: a grant read of it is stale */
+        if (x->ticket) {    /* its old ticket left the queue: a grant of it, read or not, is
+                               stale, even when a later redraw comes back to it */
             a->w.ticket = a->ticket = x->ticket;
+            a->w.wait = rlk_names_wait_id();
             a->w.held = 0;
         }
         if (a->m.rel)

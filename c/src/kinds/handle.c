@@ -332,12 +332,19 @@ int rlk_handle_unlock(rlk_fam_base *b, const rlk_proto *row, const char *what,
 
 /* ---------------------------------------------------------------- the driver */
 
+/* A waiter that takes held grants names its wait (a->ticket.wait) in its attempts and its
+ * give-up: held:<wait>. */
+static void rlk_handle_name_wait(rlk_handle_acq *a)
+{
+    snprintf(a->held, sizeof a->held, "held:%llu", a->ticket.wait);
+    a->v.held = a->held;
+}
+
 /* The waiter took its row's held_grants row (rlk_acq_take_held): its attempts, its give-up,
  * and (the reentrant lock's datum, kinds/lock.c) the release of the hold it gets. */
 static void rlk_handle_held_row(rlk_handle_acq *a)
 {
-    snprintf(a->held, sizeof a->held, "held:%llu", a->ticket.wait);
-    a->v.held = a->held;    /* its attempts and its give-up name the wait */
+    rlk_handle_name_wait(a);
     a->row = a->m.row;
     a->acquire = (rlk_proto_call){a->row->acquire, a->row->acquire_args};
     if (a->note_data)
@@ -374,8 +381,10 @@ static int rlk_handle_attempt(void *arg, long long *ttl)
             return rc;
     }
     while (x.is == RLK_ACQ_SEND) {
-        if (x.ticket)   /* its old ticket left the queue: a grant read of it is stale */
-            rlk_sub_ticket_redraw(b->rt->sub, &a->ticket, x.ticket);
+        if (x.ticket) { /* its old ticket left the queue: a grant of it, read or not, is stale */
+            rlk_sub_ticket_redraw(b->rt->sub, &a->ticket, x.ticket, rlk_names_wait_id());
+            rlk_handle_name_wait(a);
+        }
         a->m.ticket = a->v.ticket = rlk_wait_ticket_arg(&a->ticket, a->m.queued);  /* 0: none */
         /* Its first attempt with a wake ticket may take the row that takes held grants, and
          * keeps it (its give-up, the hold's release) */

@@ -425,10 +425,12 @@ void rlk_sub_ticket_add(rlk_sub *s, rlk_sub_chan *ch, rlk_sub_ticket *t)
     pthread_mutex_unlock(&s->mu);
 }
 
-void rlk_sub_ticket_redraw(rlk_sub *s, rlk_sub_ticket *t, long long ticket)
+void rlk_sub_ticket_redraw(rlk_sub *s, rlk_sub_ticket *t, long long ticket,
+                           unsigned long long wait)
 {
     pthread_mutex_lock(&s->mu);
     t->ticket = ticket;
+    t->wait = wait;
     t->granted = t->held = t->took_held = 0;
     t->defer_ns = 0;
     pthread_mutex_unlock(&s->mu);

@@ -94,9 +94,11 @@ int rlk_sub_wait(rlk_sub *s, rlk_sub_chan *ch, unsigned long long mark, long lon
 /* Registers / unregisters t on the joined channel ch. */
 void rlk_sub_ticket_add(rlk_sub *s, rlk_sub_chan *ch, rlk_sub_ticket *t);
 void rlk_sub_ticket_remove(rlk_sub *s, rlk_sub_chan *ch, rlk_sub_ticket *t);
-/* The waiter of t draws another ticket (its old one left the server's queue): a grant of the old
- * one read so far, or read from now on, is not its. */
-void rlk_sub_ticket_redraw(rlk_sub *s, rlk_sub_ticket *t, long long ticket);
+/* The waiter of t draws another ticket (its old one left the server's queue), and names its wait
+ * anew (wait): a grant of the old ticket read so far, or read from now on, is not its, even when
+ * a later redraw comes back to that ticket. */
+void rlk_sub_ticket_redraw(rlk_sub *s, rlk_sub_ticket *t, long long ticket,
+                           unsigned long long wait);
 /* Joins channel only when it is subscribed on the live connection right
  * now (a channel a wait of this client used recently lingers subscribed
  * for RLK_SUB_LINGER_MS): 1 with *out and *mark as rlk_sub_ready would
