@@ -92,16 +92,14 @@ static void alk_reply(rlk_async *ac, int rc, const redisReply *r, const char *er
 static int alk_send(rlk_a_lockreq *a, const char *script, const char *argnames,
                     long long lease, long long ticket, int cw)
 {
-    char held[32];
+    char held[RLK_NAMES_HELD_ARG_LEN];
     rlk_proto_argvals v = {.lease_ms = lease, .owner = a->owner, .ticket = ticket,
                            .value = a->value, .delay_ms = a->delay_ms,
                            .secret = rlk_async_uuid(a->h.ac)};
 
     /* a waiter that takes held grants names its wait in its attempts and its give-up */
-    if ((a->k->flags & RLK_PROTO_GRANTS) && (cw == ALK_ACQUIRE || cw == ALK_CANCEL)) {
-        snprintf(held, sizeof held, "held:%llu", a->w.wait);
-        v.held = held;
-    }
+    if ((a->k->flags & RLK_PROTO_GRANTS) && (cw == ALK_ACQUIRE || cw == ALK_CANCEL))
+        v.held = rlk_names_held_arg(held, sizeof held, a->w.wait);
 
     a->w.call = rlk_a_kind_callo(a->h.ac, &(rlk_proto_call){script, argnames},
                                 cw == ALK_CANCEL ? a->k->cancel_keys : a->k->opt_keys, a->name, &v,

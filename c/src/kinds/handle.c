@@ -336,8 +336,7 @@ int rlk_handle_unlock(rlk_fam_base *b, const rlk_proto *row, const char *what,
  * give-up: held:<wait>. */
 static void rlk_handle_name_wait(rlk_handle_acq *a)
 {
-    snprintf(a->held, sizeof a->held, "held:%llu", a->ticket.wait);
-    a->v.held = a->held;
+    a->v.held = rlk_names_held_arg(a->held, sizeof a->held, a->ticket.wait);
 }
 
 /* The waiter took its row's held_grants row (rlk_acq_take_held): its attempts, its give-up,

@@ -16,6 +16,7 @@
 #include "rlk.h"
 #include "kinds/acq.h"
 #include "kinds/lock.h"
+#include "kinds/names.h"
 #include "kinds/proto.h"
 #include "kinds/sem_queue.h"
 #include "runtime/fam.h"
@@ -99,7 +100,7 @@ typedef struct rlk_handle_acq {
     rlk_lock_timeline tl;           /* the last attempt's timeline */
     long long sent_ns;              /* when the last attempt was sent: a held grant's lease
                                        counts from it */
-    char held[32];                  /* v.held once it takes held grants: held:<ticket.wait> */
+    char held[RLK_NAMES_HELD_ARG_LEN];  /* v.held once it takes held grants: held:<ticket.wait> */
     char owner[RLK_OWNER_MAX + 1];  /* last: rlk_handle_acq_start zeroes what comes before */
 } rlk_handle_acq;
 

@@ -105,6 +105,12 @@ unsigned long long rlk_names_wait_id(void)
     return atomic_fetch_add(&rlk_names_waits, 1);
 }
 
+const char *rlk_names_held_arg(char *buf, size_t len, unsigned long long wait)
+{
+    snprintf(buf, len, "held:%llu", wait);
+    return buf;
+}
+
 long long rlk_names_plain_ticket(void)
 {
     return (long long)rlk_random_below(RLK_NAMES_WAKE_TICKET_MIN - 1) + 1;

@@ -84,6 +84,10 @@ long long rlk_names_wake_redraw(long long ticket);
  * back, so that a later wait of the same holder id that drew the same ticket does not take an
  * earlier wait's grant (docs/runtime.md, "Held grants"). */
 unsigned long long rlk_names_wait_id(void);
+/* The held grants' argument of a wait's attempts and give-up, "held:<wait>", into buf (len bytes,
+ * RLK_NAMES_HELD_ARG_LEN suffices). Returns buf. */
+#define RLK_NAMES_HELD_ARG_LEN 32
+const char *rlk_names_held_arg(char *buf, size_t len, unsigned long long wait);
 /* The queues' grant: the decimal ticket * 2^26 (the reentrant lock and the
  * read-write lock's writers add the next ticket, lib/hand_over.lua; the
  * semaphores add nothing, lib/sem_grant.lua). A ticket with a wake channel
