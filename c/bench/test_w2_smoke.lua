@@ -124,6 +124,14 @@ for _, variant in ipairs(variants) do
               tostring(r.mode))
         check_events(r, ev, start)
         check_pings(r)
+        if variant:match("^rlk") then
+            -- The step table (release -> message -> woken -> claim -> return) reads every handoff
+            -- a message woke: held grants too, which reach a thread first in the queue while it
+            -- sleeps on the lock's channel, not on the wake channel the grant comes by.
+            local handoffs = r.handoff_other_us and r.handoff_other_us.n or 0
+            check(handoffs > 0 and (r.timeline_handoffs or 0) * 2 >= handoffs,
+                  "the timeline has %s of %d handoffs", tostring(r.timeline_handoffs), handoffs)
+        end
     end)
 
     test(variant .. ": waiters blocked by a foreign holder are stuck at deadline + grace",

@@ -159,6 +159,7 @@ static void rlk_sub_message(rlk_sub_chan *ch, const char *payload, size_t len)
                 continue;   /* another holder's, or another wait's, ticket of the same number */
             } else if (t->ticket == head) {
                 t->granted = 1, t->held = meaning == RLK_SUB_MSG_HELD;
+                t->grant_ns = ch->msg_ns;   /* it may sleep on the lock's channel, not this one */
                 if (t->sleeps && t->sleeps != ch)   /* no "0" may follow (held) to wake it */
                     pthread_cond_broadcast(&t->sleeps->cv);
             } else if (meaning == RLK_SUB_MSG_GRANT && t->ticket == next)
@@ -484,7 +485,7 @@ int rlk_sub_wait(rlk_sub *s, rlk_sub_chan *ch, unsigned long long mark, long lon
             else
                 ch->permits--;
             if (t && (granted || !due))
-                t->rx_ns = ch->msg_ns;
+                t->rx_ns = granted ? t->grant_ns : ch->msg_ns;
             RLK_COUNT(s->counters, wake_permits);
             rc = RLK_SUB_WOKEN;
             break;

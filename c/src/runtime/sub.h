@@ -49,6 +49,7 @@ typedef struct rlk_sub_ticket {
     long long defer_ns;         /* 0, or when to wake (named second) */
     long long rx_ns, woken_ns;  /* the handoff timeline: when the message that woke the
                                    waiter was read, and when rlk_sub_wait returned (0: none) */
+    long long grant_ns;         /* when its grant was read (the subscriber's, under mu) */
     int joined;                 /* not the subscriber's: set by wait.c before each attempt, 1
                                    when the waiter's channel subscription is confirmed (read
                                    through rlk_wait_ticket_arg, runtime/wait.h) */
