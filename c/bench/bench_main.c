@@ -59,6 +59,9 @@ typedef struct rlk_bench_setup {
     rlk_bench_summary rtt;      /* PING round trips measured before the run */
     rlk_bench_summary rtt_held; /* W2: PINGs each sent right after sleeping the hold */
     int held_pings;             /* how many of those (0: none, not W2) */
+    rlk_bench_summary pub_held; /* W2: a PUBLISH sent right after sleeping the hold, to its
+                                   message read on a second connection */
+    int held_publishes;         /* how many of those (0: none, not W2) */
     double cpu_s;               /* the client's CPU (user + system, this process and its
                                    --procs children) over the run */
 } rlk_bench_setup;
@@ -249,6 +252,51 @@ static int rlk_bench_measure_rtt_after_hold(redisContext *c, int hold_ms, rlk_be
     return n;
 }
 
+/* The floor of a handoff's first step, release -> message: each PUBLISH sent on the setup
+ * connection right after sleeping the hold, as a release is, timed to its message read on a
+ * second connection subscribed to <prefix>:floor (one thread reads both: no thread is woken
+ * but the one that sent). Any release that wakes its next holder by pub/sub, script or not,
+ * goes this way at least. As many as the PINGs after a hold; bench-run takes the PUBLISHes
+ * and the SUBSCRIBE off the run's commands (setup_publishes). */
+static int rlk_bench_measure_publish_after_hold(redisContext *c, const rlk_bench_opts *o, int n,
+                                                rlk_bench_summary *out)
+{
+    char channel[RLK_BENCH_KEYLEN + 8];
+    int64_t v[RLK_BENCH_HELD_PINGS];
+    redisContext *sub = rlk_bench_setup_connect(o);
+    redisReply *r;
+    int i;
+
+    snprintf(channel, sizeof channel, "%s:floor", o->key_prefix);
+    r = rlk_bench_command(sub, "SUBSCRIBE %s", channel);
+    if (r == NULL)
+        rlk_bench_die(1, "SUBSCRIBE failed on the floor's connection");
+    freeReplyObject(r);
+    for (i = 0; i < n; i++) {
+        int64_t t;
+        int done = 0;
+        void *m = NULL;
+
+        rlk_bench_sleep_ns((int64_t)o->hold_ms * 1000000);
+        t = rlk_bench_now_ns();
+        if (redisAppendCommand(c, "PUBLISH %s x", channel) != REDIS_OK)
+            rlk_bench_die(1, "PUBLISH failed on the setup connection");
+        while (!done)
+            if (redisBufferWrite(c, &done) != REDIS_OK)
+                rlk_bench_die(1, "PUBLISH failed on the setup connection");
+        if (redisGetReply(sub, &m) != REDIS_OK)
+            rlk_bench_die(1, "no message on the floor's connection");
+        v[i] = rlk_bench_now_ns() - t;
+        freeReplyObject(m);
+        if (redisGetReply(c, &m) != REDIS_OK)
+            rlk_bench_die(1, "PUBLISH failed on the setup connection");
+        freeReplyObject(m);
+    }
+    rlk_bench_close(sub);
+    rlk_bench_summarize(v, (size_t)n, out);
+    return n;
+}
+
 /* ------------------------------------------------------------ identities */
 
 static void rlk_bench_make_uuid(char out[37])
@@ -388,6 +436,11 @@ static void rlk_bench_json_common(rlk_bench_json *j, const rlk_bench_setup *s)
     if (s->held_pings > 0) {
         rlk_bench_json_summary_us(j, "rtt_after_hold_us", &s->rtt_held);
         rlk_bench_json_int(j, "after_hold_pings", s->held_pings);
+    }
+    if (s->held_publishes > 0) {
+        rlk_bench_json_summary_us(j, "publish_after_hold_us", &s->pub_held);
+        /* the floor's PUBLISHes and its one SUBSCRIBE, not the run's */
+        rlk_bench_json_int(j, "setup_publishes", s->held_publishes);
     }
     /* Every PING the setup connection sent, both kinds. */
     rlk_bench_json_int(j, "setup_pings", RLK_BENCH_RTT_PINGS + s->held_pings);
@@ -727,8 +780,11 @@ int main(int argc, char **argv)
     }
     rlk_bench_del_keys(c, &s);
     rlk_bench_measure_rtt(c, &s.rtt);
-    if (s.o.workload == 2)
+    if (s.o.workload == 2) {
         s.held_pings = rlk_bench_measure_rtt_after_hold(c, s.o.hold_ms, &s.rtt_held);
+        s.held_publishes = rlk_bench_measure_publish_after_hold(c, &s.o, s.held_pings,
+                                                                &s.pub_held);
+    }
 #ifdef RLK_BENCH_HAVE_ASYNC
     if (s.o.workload == 3) {
         rc = rlk_bench_pending(&s.o, &s.t, c, rlk_bench_json_common_cb, &s, err, sizeof err);

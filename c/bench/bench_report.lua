@@ -250,16 +250,14 @@ end
 
 -- The workload's share of the difference between two commandstats:
 -- { calls = {command = n}, total = n, top = n, inner = n }. setup_dels
--- DELs (rlk-bench deletes its keys before and after a run) are taken off.
-function M.server_work(before, after, setup_dels, setup_pings)
+-- DELs (rlk-bench deletes its keys before and after a run) are taken off, and the setup's
+-- PINGs, and its setup_publishes PUBLISHes with their one SUBSCRIBE (the handoff's floor).
+function M.server_work(before, after, setup_dels, setup_pings, setup_publishes)
     local calls, total, top = {}, 0, 0
+    local setup = { del = setup_dels, ping = setup_pings, publish = setup_publishes,
+                    subscribe = (setup_publishes or 0) > 0 and 1 or nil }
     for _, name in ipairs(sorted_keys(after)) do
-        local d = after[name] - (before[name] or 0)
-        if name == "del" then
-            d = d - (setup_dels or 0)
-        elseif name == "ping" then
-            d = d - (setup_pings or 0)
-        end
+        local d = after[name] - (before[name] or 0) - (setup[name] or 0)
         if d > 0 and not M.NOT_WORKLOAD[name:match("^[^|]+")] then
             calls[name] = d
             total = total + d
@@ -359,7 +357,7 @@ function M.load_run(dir, meta)
     local setup_dels = 2 * (meta.workload == "w1" and meta.clients or 1)
     local cb, ub = M.parse_commandstats(read_file(base .. ".before") or "")
     local ca, ua = M.parse_commandstats(read_file(base .. ".after") or "")
-    local work = M.server_work(cb, ca, setup_dels, r.setup_pings)
+    local work = M.server_work(cb, ca, setup_dels, r.setup_pings, r.setup_publishes)
     res.server_usec = M.server_usec(ub, ua)
     res.server_calls, res.commands_total, res.commands_top = work.calls, work.total, work.top
     if meta.workload == "w1" then
@@ -808,8 +806,10 @@ function M.table_w2_wake(picked, sizes)
         "### W2 (rlk): who a handoff wakes, and where its time goes (p50 µs of each step)", "",
         "| contenders | mode | woken subscribers ÷ handoff | messages ÷ acq | release → message | " ..
             "message → thread woken | woken → claim sent | claim round trip | claim → return | " ..
-            "release round trip | release → acquired | PING | PING after a hold |",
-        "| ---: | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |" }
+            "release round trip | release → acquired | PING | PING after a hold | " ..
+            "PUBLISH after a hold → message |",
+        "| ---: | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: " ..
+            "| ---: |" }
     for _, n in ipairs(sizes) do
         for _, mode in ipairs(MODES) do
             local res = picked[mode.key .. "/" .. n .. "/rlk"]
@@ -819,10 +819,11 @@ function M.table_w2_wake(picked, sizes)
                 for i, k in ipairs(TIMELINE) do
                     cells[i] = fmt(r[k] and r[k].p50, 1)
                 end
-                out[#out + 1] = string.format("| %d | %s | %s | %s | %s | %s | %s |", n,
+                out[#out + 1] = string.format("| %d | %s | %s | %s | %s | %s | %s | %s |", n,
                     mode.name, fmt(r.sub_wakeups_per_handoff, 2), fmt(r.sub_messages_per_acq, 2),
                     table.concat(cells, " | "), fmt(r.rtt_us and r.rtt_us.p50, 1),
-                    fmt(r.rtt_after_hold_us and r.rtt_after_hold_us.p50, 1))
+                    fmt(r.rtt_after_hold_us and r.rtt_after_hold_us.p50, 1),
+                    fmt(r.publish_after_hold_us and r.publish_after_hold_us.p50, 1))
             end
         end
     end
@@ -1075,7 +1076,8 @@ function M.table_async(picked, w1_sizes, w2_sizes, hold_ms)
         if a then
             any = true
             local ratio = per(a.rate, b and b.rate)
-            out[#out + 1] = string.format("| W1 pairs/s (blocking: %s) | %d | %s | %s | %s | %s / %s | %s / %s | | %s / %s |",
+            out[#out + 1] = string.format("| W1 pairs/s (blocking: %s) | %d | %s | %s | %s | " ..
+                "%s / %s | %s / %s | | %s / %s |",
                 bres and bres.variant or "none", n, fmt(b and b.rate, 0), fmt(a.rate, 0),
                 fmt(ratio, 2), fmt(b and b.p50, 1), fmt(b and b.p99, 1), fmt(a.p50, 1),
                 fmt(a.p99, 1), fmt(bres and bres.result and bres.result.cpu_us_per_pair, 1),
@@ -1133,7 +1135,9 @@ M.PING_NOTE = "PING: p50 of 200 PINGs sent back to back on the setup connection 
     .. "(the round trip the goal rows count in). PING after a hold: p50 of PINGs each sent right "
     .. "after sleeping the hold (--hold-ms), as a W2 release is sent: a client that slept, to a "
     .. "server that was idle; no release round trip can be shorter. Handoff p50 (PINGs / PINGs "
-    .. "after a hold) divides by each."
+    .. "after a hold) divides by each. PUBLISH after a hold → message: p50 of PUBLISHes each sent "
+    .. "right after sleeping the hold, to the message read on a second connection of the same "
+    .. "thread: the floor of release → message for any release that wakes by pub/sub."
 
 local NOTE = "commands/…: every command the server ran per acquisition (those inside scripts "
     .. "included; INFO, SCRIPT, CONFIG, CLIENT and the setup's DELs excluded), divided by every "

@@ -330,11 +330,13 @@ test("report: the steps of a handoff beside both PINGs, n/a for an older JSON", 
         summary(100, 180) .. ',"handoff_us":' .. summary(140, 300) .. ',"rtt_us":' ..
         summary(45, 60) .. ',"setup_pings":'
     local new = w2_json(o):gsub('}$', steps .. '300,"rtt_after_hold_us":' .. summary(95, 130) ..
-                                ',"after_hold_pings":100}')
+                                ',"after_hold_pings":100,"publish_after_hold_us":' ..
+                                summary(110, 150) .. ',"setup_publishes":100}')
     local old = w2_json(o):gsub('}$', steps .. '200}')
     fixture(dir, {
         { workload = "w2", clients = 8, variant = "rlk", out = new,
-          after = stats_text(3000, 0, 13000) .. "cmdstat_ping:calls=300,usec=1\r\n",
+          after = stats_text(3000, 0, 13000):gsub("subscribe:calls=0", "subscribe:calls=1", 1) ..
+              "cmdstat_ping:calls=300,usec=1\r\ncmdstat_publish:calls=100,usec=1\r\n",
           events = events_text(1000) },
         { workload = "w2p", clients = 8, variant = "rlk", out = old,
           after = stats_text(3000, 0, 13000) .. "cmdstat_ping:calls=200,usec=1\r\n",
@@ -342,18 +344,19 @@ test("report: the steps of a handoff beside both PINGs, n/a for an older JSON", 
     })
     local rc, text = report(dir, { w1 = "", w2 = "8", hold_ms = "1" })
     eq(rc, 0, "exit")
-    has(text, "| release round trip | release → acquired | PING | PING after a hold |",
-        "the step table's columns")
+    has(text, "| release round trip | release → acquired | PING | PING after a hold | " ..
+              "PUBLISH after a hold → message |", "the step table's columns")
     has(text, "| 8 | threads | 1.01 | 1.02 | 70.0 | 9.0 | 2.0 | 55.0 | 6.0 | 100.0 | 140.0 | " ..
-              "45.0 | 95.0 |", "the step row with both PINGs")
+              "45.0 | 95.0 | 110.0 |", "the step row with both PINGs and the PUBLISH floor")
     has(text, "| 8 | processes | 1.01 | 1.02 | 70.0 | 9.0 | 2.0 | 55.0 | 6.0 | 100.0 | 140.0 | " ..
-              "45.0 | n/a |", "an older JSON: n/a")
+              "45.0 | n/a | n/a |", "an older JSON: n/a")
     has(text, "PING after a hold: p50 of PINGs each sent right after sleeping the hold",
         "the line under the step table says what each PING is")
     has(text, "| 8 | threads | rlk | 500 | 1.00 | 200.0 (4.4 / 2.1) |", "the modes row")
     has(text, "| 8 | processes | rlk | 500 | 1.00 | 200.0 (4.4 / n/a) |", "the older row")
     has(text, "| 8 | threads | 16.00 | EVALSHA 3.00 | HINCRBY 13.00 |",
-        "commands per acquisition: the PINGs after a hold taken off")
+        "commands per acquisition: the PINGs after a hold and the floor's PUBLISHes and "
+        .. "SUBSCRIBE taken off")
 end)
 
 test("report: no kinds table without another kind", function()

@@ -99,6 +99,11 @@ local function check_pings(r)
           tostring(r.after_hold_pings), tostring(held.n))
     check(r.setup_pings == hot.n + held.n, "setup_pings %s, want %d + %d",
           tostring(r.setup_pings), hot.n, held.n)
+    -- The floor of release -> message: as many PUBLISHes after a hold, each to its message.
+    local pub = r.publish_after_hold_us
+    check(type(pub) == "table" and (pub.p50 or 0) > 0 and pub.n == held.n and
+          r.setup_publishes == pub.n, "publish_after_hold_us %s, setup_publishes %s",
+          R.json_encode(pub), tostring(r.setup_publishes))
 end
 
 local variants = { "baseline", "baseline-procs" }
