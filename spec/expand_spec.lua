@@ -308,3 +308,19 @@ for _, lua in ipairs({ "luajit", "lua5.1" }) do
     end)
   end)
 end
+
+describe("the bundle's scripts #tool", function()
+  -- Redis and Valkey refuse a bulk string over 16 KB from a client that has not authenticated yet
+  -- and close its connection; rlk sends its first commands (SCRIPT LOAD of every script) behind
+  -- AUTH, so that a wrong password must still come back as the server's refusal, not as a
+  -- connection reset (it_client test_auth). Every script, as Redis runs it, stays within 16 KB.
+  it("every script, expanded, fits in the 16 KB an unauthenticated client may send", function()
+    local largest, name = 0, nil
+    for _, path in ipairs(expand.scripts("scripts")) do
+      local text = assert(expand.file(path, "scripts"))
+      assert.is_true(#text <= 16384, path .. " expands to " .. #text .. " bytes, over 16384")
+      if #text > largest then largest, name = #text, path end
+    end
+    assert.is_truthy(name)
+  end)
+end)

@@ -7,6 +7,7 @@
 package.path = "spec/?.lua;" .. package.path
 local backend = require("support.backend")
 local sa = require("script_asserts")
+local helpers = require("support.helpers")
 
 local NIL = backend.NIL
 local LOCK, CHANNEL = "{res}", "redisson_lock__channel:{res}"
@@ -173,6 +174,95 @@ describe("held grants: reentrant/acquire", function()
       sa.assert_error(acquire_h(B, W + 1024), "RLK_WRONGTYPE")
       sa.assert_unchanged(r, before)
     end
+  end)
+
+  -- A joining waiter pays no TYPE of the who key: its record is written with its ticket, and a
+  -- refusal there takes the ticket back out. Every path that touches who refuses a foreign value
+  -- with nothing changed; the clock moves first, so that a TTL set anew would show.
+  helpers.it_virtual("refuses a foreign who key on every path that touches it, the queue as it was",
+      function()
+    local scenes = {
+      { "joining behind another waiter", function()
+        assert.equal(NIL, acquire_h(A))
+        acquire_h(B, W + 1024)
+      end, function() return acquire_h(C, W + 2048) end },
+      { "queued, asking again", function()
+        assert.equal(NIL, acquire_h(A))
+        acquire_h(B, W + 1024)
+      end, function() return acquire_h(B, -(W + 1024)) end },
+      { "not queued, asking again", function()
+        assert.equal(NIL, acquire_h(A))
+        acquire_h(B, W + 1024)
+      end, function() return acquire_h(C, -(W + 2048)) end },
+      { "granted held, asking again", function()
+        assert.equal(NIL, acquire_h(A))
+        acquire_h(B, W + 1024)
+        acquire_h(C, W + 2048)
+        assert.equal(3, release_h(A))
+      end, function() return acquire_h(B, -(W + 1024)) end },
+      { "claiming its reservation", function()
+        assert.equal(NIL, acquire_h(A))
+        acquire_h(B, W + 1024)
+        acquire_h(C, W + 2048)
+        assert.equal(2, release(A))
+      end, function() return acquire_h(B, -(W + 1024)) end },
+    }
+    for _, scene in ipairs(scenes) do
+      for _, make in ipairs(FOREIGN) do
+        r:reset()
+        scene[2]()
+        r:call("DEL", WHO)
+        sa.make(r, make, WHO)
+        r:advance(2000)
+        r:published()
+        local before = sa.snapshot(r, { LOCK, WAITERS, GRANT, WHO })
+        local rep = scene[3]()
+        assert.is_table(rep, scene[1])
+        assert.is_string(rep.err, scene[1])
+        assert.is_truthy(rep.err:find("^RLK_WRONGTYPE who key holds a"), scene[1] .. ": " .. rep.err)
+        sa.assert_unchanged(r, before)
+      end
+    end
+  end)
+
+  -- What a handoff by a held grant costs the server, command by command (the mock counts what its
+  -- scripts call; real Redis, INFO commandstats): no TYPE on the way, neither in the attempt that
+  -- queues the next waiter, nor in the release that hands the lock to it.
+  it("a handoff: the queuing attempt runs 7 commands, the release 11, no TYPE", function()
+    local function run(fn)
+      local counts, total = {}, 0
+      local rep
+      if r.mock then
+        local m = r.mock
+        m.script_command = function(self, argv, keys)
+          local name = argv[1]:lower()
+          counts[name], total = (counts[name] or 0) + 1, total + 1
+          return getmetatable(self).__index.script_command(self, argv, keys)
+        end
+        rep = fn()
+        m.script_command = nil
+      else
+        r:call("CONFIG", "RESETSTAT")
+        rep = fn()
+        for name, n in r:call("INFO", "commandstats"):gmatch("cmdstat_([%w_|]+):calls=(%d+)") do
+          if not name:find("|") and name ~= "eval" and name ~= "fcall" and name ~= "config"
+              and name ~= "info" then
+            counts[name], total = tonumber(n), total + tonumber(n)
+          end
+        end
+      end
+      return rep, counts, total
+    end
+    assert.equal(NIL, acquire_h(A))
+    local rep, counts, total = run(function() return acquire_h(B, W + 1024) end)
+    assert.equal(1, rep[2])
+    assert.is_nil(counts.type)
+    assert.equal(7, total)
+    rep, counts, total = run(function() return release_h(A) end)
+    assert.equal(3, rep)
+    assert.is_nil(counts.type)
+    assert.equal(11, total)
+    assert.same({ B, "1" }, r:call("HGETALL", LOCK))
   end)
 
   -- A held grant's truth is the lock: its message may be read late (the waiter's process stopped,

@@ -15,19 +15,25 @@
 --     (who lives 60 s from then, as from a waiter's join: the mark may be all it holds). Reached
 --     nobody: dropped as a dead waiter, the next one popped. Refused (ACL): reserved as today;
 --   any other ticket: today's reservation and grant (lib/hand_over).
--- Returns the ticket granted and true when it holds the lock, the ticket when it is reserved, or
--- nil. The caller publishes the unlock message 0 on channel only when nothing was held: a held
+-- known: the first ticket's record as the caller read it (false: none), or nil (not read: read
+-- here). Returns the ticket granted and true when it holds the lock, the ticket when it is
+-- reserved, or nil. The caller publishes the unlock message 0 on channel only when nothing was held: a held
 -- handoff never leaves the lock free (Redisson's waiters would wake to find it held).
 
-local function hand_over_held(head, lock, waiters, grant, who, claim_ms, channel, publish)
+local function hand_over_held(head, lock, waiters, grant, who, claim_ms, channel, publish, known)
   local reserved = false
   for _ = 1, 16 do
     if not head then
       break
     end
-    local t = tonumber(head)
+    local t, rec = tonumber(head), known
+    known = nil
     if t and t >= 1 and t % 1 == 0 then
-      local rec = who and t >= 33554432 and redis.call('hget', who, head)
+      if not (who and t >= 33554432) then
+        rec = false
+      elseif rec == nil then
+        rec = redis.call('hget', who, head)
+      end
       local lease_ms, tag, owner
       if rec then
         redis.call('hdel', who, head)

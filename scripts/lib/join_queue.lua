@@ -1,14 +1,14 @@
 -- Reentrant lock, and the read-write lock's writers: an attempt that did not take the lock keeps
 -- its waiter in the queue of tickets, or puts it there (docs/runtime.md, "Handoff across
--- processes"). t: the attempt's ticket (0: a single try, never queued; t > 0: a new waiter; t < 0:
--- one that may be queued already), me its decimal |t|; reserved: what GET grant replied when the
--- caller read it (false: no reservation), nil when it did not (the lock is held); who: the held
--- grants' hash {lock}:rlk_who of a waiter that takes them, else nil. Returns whether the waiter is
--- first in the queue (it then listens on the lock's channel too), or nil and the reply to return
--- instead, nothing written then: RLK_WRONGTYPE when a companion key holds another type; -4 when a
--- waiter that takes held grants asks with a ticket neither queued nor recorded.
+-- processes"). t: the ticket (0: a single try, never queued; > 0: a new waiter; < 0: one that may
+-- be queued), me its decimal |t|; reserved: GET grant's reply (false: none), nil if not read (the
+-- lock is held); who: {lock}:rlk_who of a waiter that takes held grants, else nil; rec: the
+-- ticket's record there, written with the ticket when queued here, or nil. Returns whether the
+-- waiter is first (it then listens on the lock's channel too), nil, and whether rec was written;
+-- or nil and the reply instead, nothing written: RLK_WRONGTYPE ('who' for the who key, which the
+-- caller words), or -4: held grants, a ticket neither queued nor recorded.
 
-local function join_queue(waiters, grant, t, me, reserved, who)
+local function join_queue(waiters, grant, t, me, reserved, who, rec)
   if t == 0 then
     return false
   end
@@ -30,12 +30,14 @@ local function join_queue(waiters, grant, t, me, reserved, who)
     queued = reserved == me
     first = queued
   end
-  if not queued and t < 0 and who and redis.call('hexists', who, me) == 0 then
-    -- Held grants (docs/runtime.md, "Held grants"): the ticket left the queue (a grant, held or
-    -- reserved, popped it; a release passed it over) or never joined, and a held grant's message
-    -- names nothing but the ticket and the owner: one published before, read late (its lock's
-    -- lease run out meanwhile, another holder in), would pass for a grant of the ticket queued
-    -- again. It is not queued again: the waiter draws a new ticket.
+  local known = not queued and t < 0 and who and redis.pcall('hexists', who, me)
+  if type(known) == 'table' then
+    return nil, 'who'
+  end
+  if known == 0 then
+    -- Held grants (docs/runtime.md): the ticket left the queue (a grant popped it, a release
+    -- passed it over) or never joined; an old grant of it, read late, would pass for a grant of
+    -- the ticket queued again. It is not queued again: the waiter draws a new ticket.
     return nil, -4
   end
   if not queued then
@@ -44,11 +46,16 @@ local function join_queue(waiters, grant, t, me, reserved, who)
       return nil, redis.error_reply('RLK_WRONGTYPE waiters key holds a '
         .. redis.call('type', waiters).ok .. ', not a list')
     end
+    if rec and type(redis.pcall('hset', who, me, rec)) == 'table' then
+      redis.call('lrem', waiters, -1, me)  -- the entry just pushed, the last: the queue as it was
+      return nil, 'who'
+    end
     redis.call('pexpire', waiters, 60000)
     -- Queued again after losing its place (its grant ran out while a Redisson client held the
     -- lock): the first waiter may not know it is first (a grant made it so), and only the lock's
     -- channel tells of that client's release; this waiter listens there as well.
     first = n == 1 or t < 0
+    return first, nil, rec ~= nil
   end
   return first
 end

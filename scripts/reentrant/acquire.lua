@@ -1,5 +1,5 @@
 -- name: reentrant/acquire
--- version: 22
+-- version: 23
 -- summary: Acquire or re-enter a reentrant lock, claim it when reserved for this waiter, or join the queue.
 -- redisson: RedissonLock.tryLockInnerAsync (hincrby + pexpire, pttl when held); rlk's: queue, grant, TTL never cut
 -- time: none
@@ -25,14 +25,10 @@
 local nkeys, nargs = #KEYS, #ARGV
 local lock, grant, lease_ms, owner, ticket = KEYS[1], KEYS[3], ARGV[1], ARGV[2], ARGV[3] or '0'
 -- The usual single try, decided first and alone: ticket 0, no lock-delay, an owner of 1..1024
--- bytes and the usual lease (under 13 digits, one pattern inline; the watchdog's default lease
--- '30000', what most calls carry, by one comparison of interned strings, before the pattern,
--- about 1,700 server instructions a call). Its short form (3 keys, 2
--- arguments: the ticket left out, 0) is the one rlk's clients send; its long form (ticket '0')
--- the one older ones do. Every argument is then one the checks below accept, so they are
--- skipped, and its replies are theirs. Redis builds KEYS and ARGV anew for every call and the
--- checks run on every call: each argument fewer and each check not made is server time saved,
--- most of what these scripts take beyond Redisson's (docs/performance.md).
+-- bytes, the usual lease (the watchdog's '30000' by one comparison of interned strings, else under
+-- 13 digits by one pattern). rlk's clients send its short form (3 keys, 2 arguments), older ones
+-- ticket '0'. Its arguments pass the checks below, which are skipped: each check not made and
+-- each argument fewer is server time saved on every call (docs/performance.md).
 local usual = nargs == 2 and nkeys == 3 and #owner > 0 and #owner <= 1024
   and (lease_ms == '30000' or #lease_ms < 13 and lease_ms:find('^[1-9]%d*$'))
 if not usual then
@@ -50,10 +46,9 @@ if not usual then
   delay, delay_ms = KEYS[4], ARGV[4]
   -- Held grants (docs/runtime.md, "Held grants"): ARGV[4] held names KEYS[4] the hash
   -- {lock}:rlk_who where a waiter's ticket records its owner and lease, so that a release can
-  -- write the lock in its name; no lock-delay then. held:<wait> also names the wait (1..20
-  -- digits, the client's own number for it), which the grant's message carries: a later wait of
-  -- the same holder id that drew the same ticket does not take an earlier wait's grant. Without
-  -- it (3 keys, or a delay) nothing of this runs.
+  -- write the lock in its name; no lock-delay then. held:<wait> names the wait too (the client's
+  -- number), which the grant carries: a later wait of the holder id that drew the same ticket does
+  -- not take an earlier wait's grant.
   if delay and delay_ms:sub(1, 4) == 'held' then
     tag = delay_ms:sub(5)
     if tag ~= '' and not (#tag <= 21 and tag:find('^:%d+$')) then
@@ -101,11 +96,9 @@ if usual and nkeys == 4 then
   who = KEYS[4]  -- held grants (above)
 end
 
--- Lock-delay (KEYS[4], only when the caller asks for it): every take writes the delay key with
--- PX lease + delay_ms; renewals refresh it, a release deletes it. A lock whose lease ran out
--- (lost, not released) leaves it behind for delay_ms more, and an attempt that finds the lock
--- free but the delay key present is refused with its PTTL (nothing tells a waiter when it goes).
--- Without KEYS[4] none of this runs: not a command or a key more than before.
+-- Lock-delay (KEYS[4], when asked for): every take writes the delay key with PX lease + delay_ms;
+-- renewals refresh it, a release deletes it. A lock whose lease ran out leaves it for delay_ms
+-- more, and an attempt that finds the lock free but the delay key present is refused with its PTTL.
 if t >= 0 and delay and redis.call('exists', lock, grant, delay) == 0 then
   redis.call('hset', lock, owner, '1')
   redis.call('pexpire', lock, lease_ms)
@@ -123,16 +116,9 @@ end
 --- @include "lib/wrong_type"
 -- luacheck: pop
 
--- Held grants: the who hash is rlk's own, but a foreign value there is refused before any write.
-if who then
-  local why = wrong_type(who, 'hash', 'who')
-  if why then
-    return redis.error_reply('RLK_WRONGTYPE ' .. why)
-  end
-end
-
--- Type errors come from the first call that touches a key (no TYPE on the hot path); every check
--- below runs before the first write.
+-- Type errors come from the first call that touches a key (no TYPE on the hot path), before the
+-- first write; the who hash's too, by a TYPE only where a path writes before it touches who (a
+-- waiter's record is written with its ticket by lib/join_queue: joining the queue pays no TYPE).
 local function wrongtype(key, what, want)
   return redis.error_reply('RLK_WRONGTYPE ' .. what .. ' key holds a ' .. redis.call('type', key).ok
     .. ', not a ' .. want)
@@ -163,6 +149,10 @@ elseif ttl == -2 then
     return wrongtype(grant, 'grant', 'string')
   end
   if not reserved or reserved == me then
+    local why = who and t ~= 0 and wrong_type(who, 'hash', 'who')
+    if why then
+      return redis.error_reply('RLK_WRONGTYPE ' .. why)
+    end
     if reserved then
       redis.call('del', grant)
     elseif t < 0 then
@@ -189,7 +179,11 @@ else
   if type(mine) == 'table' then
     return wrongtype(lock, 'lock', 'hash')
   end
-  if mine == 1 and who and t < 0 and redis.call('hget', who, 'held') == me .. tag .. ' ' .. owner then
+  local mark = mine == 1 and who and t < 0 and redis.pcall('hget', who, 'held')
+  if type(mark) == 'table' then
+    return wrongtype(who, 'who', 'hash')
+  end
+  if mark == me .. tag .. ' ' .. owner then
     -- Held grant: a release wrote the lock in this waiter's name and told it so; the waiter asks
     -- again (it did not read the grant): it holds, once. No re-entry, the count stays; the TTL is
     -- raised to lease_ms from now (GT: never cut), as the waiter counts its lease from this call.
@@ -235,15 +229,18 @@ end
 
 -- Not acquired: a waiter stays in (or joins) the queue; the list lives as long as waiters come.
 -- The first in the queue is told so: a release that grants nobody (a Redisson holder's) frees
--- the lock for it, and only the lock's channel carries that (docs/runtime.md).
-local first, bad = join_queue(waiters, grant, t, me, reserved, who)
+-- the lock for it, and only the lock's channel carries that (docs/runtime.md). Held grants: the
+-- ticket's record (owner, lease, wait) for the release that reaches it, written by join_queue
+-- when it queues the ticket, else here; who lives as long as waiters come, as the list does.
+local rec = who and t ~= 0 and lease_ms .. tag .. ' ' .. owner or nil
+local first, bad, recorded = join_queue(waiters, grant, t, me, reserved, who, rec)
 if bad then
-  return bad
+  return bad == 'who' and wrongtype(who, 'who', 'hash') or bad
 end
-if who and t ~= 0 then
-  -- Held grants: the ticket's owner and lease, for the release that reaches it (lib/hand_over_held);
-  -- the hash lives as long as the queue's waiters come, as the list does.
-  redis.call('hset', who, me, lease_ms .. tag .. ' ' .. owner)
+if rec then
+  if not recorded and type(redis.pcall('hset', who, me, rec)) == 'table' then
+    return wrongtype(who, 'who', 'hash')
+  end
   redis.call('pexpire', who, 60000)
 end
 if first and ttl == -2 then

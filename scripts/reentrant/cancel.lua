@@ -1,5 +1,5 @@
 -- name: reentrant/cancel
--- version: 8
+-- version: 9
 -- summary: A waiter that gives up leaves the reentrant lock's queue; its unclaimed grant passes on.
 -- redisson: none (rlk's waiter queue)
 -- time: none

@@ -1,5 +1,5 @@
 -- name: reentrant/release
--- version: 19
+-- version: 20
 -- summary: Leave a reentrant lock once; on the last exit delete it, reserve it for the first waiter, publish.
 -- redisson: RedissonLock.unlockInnerAsync (hincrby -1; pexpire while held, else del + publish 0); grant: rlk's
 -- time: none
@@ -143,16 +143,19 @@ if count ~= '1' and tonumber(count) > 1 then
 end
 -- The first waiter leaves the queue: the first write, so a waiters key of another type is refused
 -- with nothing changed. Held grants: the first waiter is read first (LINDEX, as many commands as the
--- LPOP it replaces when nobody waits), the who key's type checked, then it is popped.
+-- LPOP it replaces when nobody waits), then its record (HGET, which refuses a who key of another
+-- type, nothing written yet; lib/hand_over_held takes the record read here), then it is popped.
 -- A head popped by the uncontended path above (4 keys: no held grants) is served as one popped here.
+local rec
 if not head and not who then
   head = redis.pcall('lpop', waiters)
 elseif not head then
   head = redis.pcall('lindex', waiters, '0')
   if head and not head.err then
-    local kind = redis.call('type', who).ok
-    if kind ~= 'none' and kind ~= 'hash' then
-      return redis.error_reply('RLK_WRONGTYPE who key holds a ' .. kind .. ', not a hash')
+    rec = redis.pcall('hget', who, head)
+    if type(rec) == 'table' then
+      return redis.error_reply('RLK_WRONGTYPE who key holds a ' .. redis.call('type', who).ok
+        .. ', not a hash')
     end
     redis.call('lpop', waiters)
   end
@@ -176,7 +179,7 @@ if head then
 --- @include "lib/hand_over_held"
   -- luacheck: pop
   local held
-  granted, held = hand_over_held(head, lock, waiters, grant, who, claim_ms, channel, publish)
+  granted, held = hand_over_held(head, lock, waiters, grant, who, claim_ms, channel, publish, rec)
   -- A held handoff publishes no 0: the lock went from one holder to the next without being free,
   -- and a 0 would only wake Redisson's waiters (and the first rlk waiter) to find it held.
   if held then

@@ -1,5 +1,5 @@
 -- name: rwlock/write_acquire
--- version: 5
+-- version: 6
 -- summary: Take or re-enter the write lock of a read-write lock, claim it when reserved for this waiter, or queue.
 -- redisson: RedissonWriteLock.tryLockInnerAsync (hset mode write + <owner>:write; pttl when held); queue: rlk's
 -- time: none
