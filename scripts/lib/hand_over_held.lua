@@ -17,8 +17,8 @@
 --   any other ticket: today's reservation and grant (lib/hand_over).
 -- known: the first ticket's record as the caller read it (false: none), or nil (not read: read
 -- here). Returns the ticket granted and true when it holds the lock, the ticket when it is
--- reserved, or nil. The caller publishes the unlock message 0 on channel only when nothing was held: a held
--- handoff never leaves the lock free (Redisson's waiters would wake to find it held).
+-- reserved, or nil. The caller publishes the unlock message 0 on channel only when nothing was
+-- held: a held handoff never leaves the lock free (Redisson's waiters would wake to find it held).
 
 local function hand_over_held(head, lock, waiters, grant, who, claim_ms, channel, publish, known)
   local reserved = false
