@@ -448,6 +448,39 @@ describe("held grants: reentrant/release", function()
       { A, tostring(LEASE), tostring(CLAIM), "publish", "held" }), "RLK_BADARG")
     sa.assert_unchanged(r, before)
   end)
+
+  it("checks the held form's arguments as the 4-argument form's, its usual ones served at once", function()
+    assert.equal(NIL, acquire_h(A))
+    acquire_h(B, W + 1024)
+    r:published()
+    local before = sa.snapshot(r, { LOCK, WAITERS, GRANT, WHO })
+    local function rel(owner, lease, claim, pub)
+      return r:script("reentrant/release", { LOCK, CHANNEL, WAITERS, GRANT, WHO },
+        { owner, lease, claim, pub, "held" })
+    end
+    for _, bad in ipairs({
+      { A, "30000", "50", "PUBLISH", "RLK_BADPUBLISH" },
+      { "", "30000", "50", "publish", "RLK_BADOWNER" },
+      { string.rep("o", 1025), "30000", "50", "publish", "RLK_BADOWNER" },
+      { A, "0", "50", "publish", "RLK_BADLEASE" },
+      { A, "030000", "50", "publish", "RLK_BADLEASE" },
+      { A, "1000000000001", "50", "publish", "RLK_BADLEASE" },
+      { A, "30000", "050", "publish", "RLK_BADARG" },
+      { A, "30000", "1000000000001", "publish", "RLK_BADARG" },
+    }) do
+      sa.assert_error(rel(bad[1], bad[2], bad[3], bad[4]), bad[5])
+    end
+    sa.assert_unchanged(r, before)
+    assert.same({}, r:published())
+    -- The longest lease and claim window the checks take, then the client's usual ones.
+    assert.equal(3, rel(A, "1000000000000", "1000000000000", "publish"))
+    assert.same({ B, "1" }, r:call("HGETALL", LOCK))
+    acquire_h(A, W + 2048)
+    assert.equal(3, rel(B, "30000", "50", "publish"))
+    assert.same({ A, "1" }, r:call("HGETALL", LOCK))
+    local pubs = r:published()
+    assert.same({ wake(W + 1024), wake(W + 2048) }, { pubs[1].channel, pubs[2] and pubs[2].channel })
+  end)
 end)
 
 describe("held grants: reentrant/cancel", function()

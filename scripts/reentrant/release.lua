@@ -1,5 +1,5 @@
 -- name: reentrant/release
--- version: 20
+-- version: 21
 -- summary: Leave a reentrant lock once; on the last exit delete it, reserve it for the first waiter, publish.
 -- redisson: RedissonLock.unlockInnerAsync (hincrby -1; pexpire while held, else del + publish 0); grant: rlk's
 -- time: none
@@ -28,29 +28,30 @@
 local nkeys, nargs = #KEYS, #ARGV
 local lock, owner, lease_ms, claim_ms, publish = KEYS[1], ARGV[1], ARGV[2], ARGV[3], ARGV[4]
 -- The uncontended path, first and on its own: the usual call in its short form (4 keys, 2
--- arguments: the claim window and the publish command left out, 50 and publish, what rlk's
--- clients pass on one server), or in its long form (4 arguments), with the usual lease and claim
--- window (under 13 digits, one pattern each; the watchdog's default lease '30000' by one
--- comparison of interned strings first) and an owner of 1..1024 bytes: every argument is one
--- the checks below would accept, so its replies are theirs. The last exit (count '1', what
--- HSET/HINCRBY wrote: no tonumber) with nobody queued deletes the lock and publishes 0,
--- Redisson's four commands; any other count or a waiter popped goes on below with what was read
--- (no command sent twice). Redis builds KEYS and ARGV anew for every call and runs every check on
--- every call: each argument fewer and each check not made is server time saved
--- (docs/performance.md).
+-- arguments: the claim window and the publish command left out, 50 and publish, what rlk's clients
+-- pass on one server), or in its long form (4 arguments; held grants: 5 keys and 5), with the usual
+-- lease and claim window (under 13 digits, one pattern each; the watchdog's default lease '30000'
+-- and the claim window '50' by one comparison of interned strings first) and an owner of 1..1024
+-- bytes: every argument is one the checks below would accept, so its replies are theirs. The last
+-- exit (count '1', what HSET/HINCRBY wrote: no tonumber) with nobody queued deletes the lock and
+-- publishes 0, Redisson's four commands; any other count, a waiter popped, or the held form (its
+-- first waiter is read before it is popped, below) goes on below with what was read (no command
+-- sent twice). Redis builds KEYS and ARGV anew for every call and runs every check on every call:
+-- each argument fewer and each check not made is server time saved (docs/performance.md).
 local count, head, usual
 if nargs == 2 then
   claim_ms, publish = '50', 'publish'
   usual = nkeys == 4 and #owner > 0 and #owner <= 1024
     and (lease_ms == '30000' or #lease_ms < 13 and lease_ms:find('^[1-9]%d*$'))
 else
-  usual = nkeys == 4 and nargs == 4 and (publish == 'publish' or publish == 'spublish')
-    and #owner > 0 and #owner <= 1024 and #claim_ms < 13 and claim_ms:find('^[1-9]%d*$')
+  usual = (nkeys == 4 and nargs == 4 or nkeys == 5 and nargs == 5 and ARGV[5] == 'held')
+    and (publish == 'publish' or publish == 'spublish') and #owner > 0 and #owner <= 1024
+    and (claim_ms == '50' or #claim_ms < 13 and claim_ms:find('^[1-9]%d*$'))
     and (lease_ms == '30000' or #lease_ms < 13 and lease_ms:find('^[1-9]%d*$'))
 end
 if usual then
   count = redis.pcall('hget', lock, owner)
-  if count == '1' then
+  if count == '1' and nkeys == 4 then
     head = redis.pcall('lpop', KEYS[3])
     if not head then
       redis.call('del', lock)
