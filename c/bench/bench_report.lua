@@ -807,9 +807,9 @@ function M.table_w2_wake(picked, sizes)
         "| contenders | mode | woken subscribers ÷ handoff | messages ÷ acq | release → message | " ..
             "message → thread woken | woken → claim sent | claim round trip | claim → return | " ..
             "release round trip | release → acquired | PING | PING after a hold | " ..
-            "PUBLISH after a hold → message |",
+            "PUBLISH after a hold → message | server µs ÷ acq |",
         "| ---: | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: " ..
-            "| ---: |" }
+            "| ---: | ---: |" }
     for _, n in ipairs(sizes) do
         for _, mode in ipairs(MODES) do
             local res = picked[mode.key .. "/" .. n .. "/rlk"]
@@ -819,11 +819,12 @@ function M.table_w2_wake(picked, sizes)
                 for i, k in ipairs(TIMELINE) do
                     cells[i] = fmt(r[k] and r[k].p50, 1)
                 end
-                out[#out + 1] = string.format("| %d | %s | %s | %s | %s | %s | %s | %s |", n,
+                out[#out + 1] = string.format("| %d | %s | %s | %s | %s | %s | %s | %s | %s |", n,
                     mode.name, fmt(r.sub_wakeups_per_handoff, 2), fmt(r.sub_messages_per_acq, 2),
                     table.concat(cells, " | "), fmt(r.rtt_us and r.rtt_us.p50, 1),
                     fmt(r.rtt_after_hold_us and r.rtt_after_hold_us.p50, 1),
-                    fmt(r.publish_after_hold_us and r.publish_after_hold_us.p50, 1))
+                    fmt(r.publish_after_hold_us and r.publish_after_hold_us.p50, 1),
+                    fmt(per(res.server_usec, res.acquisitions_all), 1))
             end
         end
     end
@@ -1137,7 +1138,10 @@ M.PING_NOTE = "PING: p50 of 200 PINGs sent back to back on the setup connection 
     .. "server that was idle; no release round trip can be shorter. Handoff p50 (PINGs / PINGs "
     .. "after a hold) divides by each. PUBLISH after a hold → message: p50 of PUBLISHes each sent "
     .. "right after sleeping the hold, to the message read on a second connection of the same "
-    .. "thread: the floor of release → message for any release that wakes by pub/sub."
+    .. "thread: the floor of release → message for any release that wakes by pub/sub. Server "
+    .. "µs ÷ acq: the server's own time for the commands clients sent (INFO commandstats; a "
+    .. "script's includes the commands it calls), divided by the acquisitions: the release's "
+    .. "share of it runs before its message leaves."
 
 local NOTE = "commands/…: every command the server ran per acquisition (those inside scripts "
     .. "included; INFO, SCRIPT, CONFIG, CLIENT and the setup's DELs excluded), divided by every "

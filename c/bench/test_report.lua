@@ -336,7 +336,8 @@ test("report: the steps of a handoff beside both PINGs, n/a for an older JSON", 
     fixture(dir, {
         { workload = "w2", clients = 8, variant = "rlk", out = new,
           after = stats_text(3000, 0, 13000):gsub("subscribe:calls=0", "subscribe:calls=1", 1) ..
-              "cmdstat_ping:calls=300,usec=1\r\ncmdstat_publish:calls=100,usec=1\r\n",
+              "cmdstat_ping:calls=300,usec=1\r\ncmdstat_publish:calls=100,usec=1\r\n" ..
+              "cmdstat_evalsha:calls=3000,usec=149996\r\n",
           events = events_text(1000) },
         { workload = "w2p", clients = 8, variant = "rlk", out = old,
           after = stats_text(3000, 0, 13000) .. "cmdstat_ping:calls=200,usec=1\r\n",
@@ -345,11 +346,12 @@ test("report: the steps of a handoff beside both PINGs, n/a for an older JSON", 
     local rc, text = report(dir, { w1 = "", w2 = "8", hold_ms = "1" })
     eq(rc, 0, "exit")
     has(text, "| release round trip | release → acquired | PING | PING after a hold | " ..
-              "PUBLISH after a hold → message |", "the step table's columns")
+              "PUBLISH after a hold → message | server µs ÷ acq |", "the step table's columns")
     has(text, "| 8 | threads | 1.01 | 1.02 | 70.0 | 9.0 | 2.0 | 55.0 | 6.0 | 100.0 | 140.0 | " ..
-              "45.0 | 95.0 | 110.0 |", "the step row with both PINGs and the PUBLISH floor")
+              "45.0 | 95.0 | 110.0 | 150.0 |",
+        "the step row with both PINGs, the PUBLISH floor and the server's time per acquisition")
     has(text, "| 8 | processes | 1.01 | 1.02 | 70.0 | 9.0 | 2.0 | 55.0 | 6.0 | 100.0 | 140.0 | " ..
-              "45.0 | n/a | n/a |", "an older JSON: n/a")
+              "45.0 | n/a | n/a | 0.0 |", "an older JSON: n/a")
     has(text, "PING after a hold: p50 of PINGs each sent right after sleeping the hold",
         "the line under the step table says what each PING is")
     has(text, "| 8 | threads | rlk | 500 | 1.00 | 200.0 (4.4 / 2.1) |", "the modes row")
