@@ -18,12 +18,14 @@
 #define RLK_ERR_SLOTS 16
 
 typedef struct rlk_err_entry {
-    uint64_t client_id;     /* 0: unused */
-    uint64_t stamp;         /* write order, for replacement */
     int err;
     char msg[RLK_ERRSTR_MAX];
 } rlk_err_entry;
 
+/* The client ids and write stamps apart from the messages: a lookup, made after every reply,
+ * reads two cache lines instead of one per slot. */
+static _Thread_local uint64_t rlk_err_ids[RLK_ERR_SLOTS];     /* 0: unused */
+static _Thread_local uint64_t rlk_err_stamps[RLK_ERR_SLOTS];  /* write order, for replacement */
 static _Thread_local rlk_err_entry rlk_err_table[RLK_ERR_SLOTS];
 static _Thread_local uint64_t rlk_err_clock;
 
@@ -44,26 +46,35 @@ const char *rlk_strerror(int err)
     return rlk_err_names[err];
 }
 
-static rlk_err_entry *rlk_err_lookup(uint64_t id)
+static int rlk_err_slot(uint64_t id)
 {
     for (int i = 0; i < RLK_ERR_SLOTS; i++)
-        if (rlk_err_table[i].client_id == id)
-            return &rlk_err_table[i];
-    return NULL;
+        if (rlk_err_ids[i] == id)
+            return i;
+    return -1;
 }
 
+static rlk_err_entry *rlk_err_lookup(uint64_t id)
+{
+    int i = rlk_err_slot(id);
+
+    return i < 0 ? NULL : &rlk_err_table[i];
+}
+
+/* id's slot, else the least recently written one, taken for id; stamped as written now. */
 static rlk_err_entry *rlk_err_claim(uint64_t id)
 {
-    rlk_err_entry *e = rlk_err_lookup(id);
+    int i = rlk_err_slot(id);
 
-    if (e)
-        return e;
-    e = &rlk_err_table[0];
-    for (int i = 1; i < RLK_ERR_SLOTS; i++)
-        if (rlk_err_table[i].stamp < e->stamp)
-            e = &rlk_err_table[i];
-    e->client_id = id;
-    return e;
+    if (i < 0) {
+        i = 0;
+        for (int j = 1; j < RLK_ERR_SLOTS; j++)
+            if (rlk_err_stamps[j] < rlk_err_stamps[i])
+                i = j;
+        rlk_err_ids[i] = id;
+    }
+    rlk_err_stamps[i] = ++rlk_err_clock;
+    return &rlk_err_table[i];
 }
 
 /* Newlines and other control bytes become spaces: messages are one line. */
@@ -99,7 +110,6 @@ int rlk_set_error(rlk_client *c, int err, const char *fmt, ...)
         return err;
     e = rlk_err_claim(c->id);
     e->err = err;
-    e->stamp = ++rlk_err_clock;
     va_start(ap, fmt);
     vsnprintf(e->msg, sizeof e->msg, fmt, ap);
     va_end(ap);
