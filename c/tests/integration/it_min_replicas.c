@@ -411,7 +411,7 @@ static void test_cli_lease_clock(void)
 {
     char dir[] = "/tmp/rlk-mr-clock-XXXXXX", ev[64], script[1024], line[256];
     const char *args[] = {rlk_bin, "--url", murl, "--min-replicas", "1", "--min-replicas-timeout",
-                          "20000", "lock", "mr:clk", "-l", "3000", "-k", "0.5", "--", "sh", "-c",
+                          "20000", "lock", "mr:clk", "-l", "6000", "-k", "2", "--", "sh", "-c",
                           script, NULL};
     long long stop_pttl = -100, t_taken, t_ready = -1;
     pthread_t th;
@@ -430,10 +430,13 @@ static void test_cli_lease_clock(void)
     job.argv = args;
     REQUIRE(pthread_create(&th, NULL, rlk_job_main, &job) == 0);
     /* The acquire ran on the master (the key is there), its reply held back by the WAIT
-     * until the server has counted 1.2 s of the 3 s lease. */
+     * until the server has counted 2.5 s of the 6 s lease: longer than the 2 s grace and the
+     * margin, so that a lease clock started at the reply would stop the command only after
+     * the server's lease ended. The grace gives the trap's redis-cli 2 s to read the PTTL (a
+     * loaded machine took more than 0.5 s to start it). */
     CHECKF(poll_pttl("mr:clk", 1, 0, 10000) > 0, "the acquire never ran on the master");
     t_taken = rlk_fx_now_ms();
-    CHECKF(poll_pttl("mr:clk", 0, 1800, 10000) >= 0, "the key's PTTL never fell to 1800");
+    CHECKF(poll_pttl("mr:clk", 0, 3500, 10000) >= 0, "the key's PTTL never fell to 3500");
     CHECKF(heal_replication() == 0, "the replica did not catch up after CLIENT UNPAUSE");
     pthread_join(th, NULL);
     f = fopen(ev, "r");
@@ -447,7 +450,7 @@ static void test_cli_lease_clock(void)
         fclose(f);
     printf("  reply held back until the server had counted %lld ms of the lease (%lld ms "
            "after the key appeared); rlk exit %d; the key's PTTL as the command was stopped: "
-           "%lld ms\n", 3000LL - 1800, rlk_fx_now_ms() - t_taken, job.rc, stop_pttl);
+           "%lld ms\n", 6000LL - 3500, rlk_fx_now_ms() - t_taken, job.rc, stop_pttl);
     printf("  stderr: %s", job.err);
     CHECKF(t_ready > 0, "the command never ran");
     CHECK_INT_EQ(job.rc, 6);        /* lost: its lease was running out */
