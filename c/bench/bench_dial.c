@@ -148,6 +148,20 @@ int rlk_bench_get_reply(redisContext *c, void **reply)
 #endif
 }
 
+int rlk_bench_flush(redisContext *c)
+{
+#ifdef RLK_BENCH_HAVE_LIB
+    return rlk_transport_flush(c);
+#else
+    int done = 0;
+
+    while (!done)
+        if (redisBufferWrite(c, &done) != REDIS_OK)
+            return REDIS_ERR;
+    return REDIS_OK;
+#endif
+}
+
 void rlk_bench_close(redisContext *c)
 {
 #ifdef RLK_BENCH_HAVE_LIB

@@ -34,6 +34,9 @@ redisContext *rlk_bench_dial(const char *host, int port, struct timeval tv, char
 void *rlk_bench_command(redisContext *c, const char *format, ...);
 void *rlk_bench_command_argv(redisContext *c, int argc, const char **argv, const size_t *lens);
 int rlk_bench_get_reply(redisContext *c, void **reply);
+/* Writes what redisAppendCommand queued on c, all of it, without reading a reply
+ * (hiredis's redisBufferWrite until done, or the library's transport over TLS). */
+int rlk_bench_flush(redisContext *c);
 void rlk_bench_close(redisContext *c);
 
 /* TLS handshakes this process made (for the JSON line: none per call). */

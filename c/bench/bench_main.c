@@ -274,21 +274,18 @@ static int rlk_bench_measure_publish_after_hold(redisContext *c, const rlk_bench
     freeReplyObject(r);
     for (i = 0; i < n; i++) {
         int64_t t;
-        int done = 0;
         void *m = NULL;
 
         rlk_bench_sleep_ns((int64_t)o->hold_ms * 1000000);
         t = rlk_bench_now_ns();
-        if (redisAppendCommand(c, "PUBLISH %s x", channel) != REDIS_OK)
+        if (redisAppendCommand(c, "PUBLISH %s x", channel) != REDIS_OK ||
+            rlk_bench_flush(c) != REDIS_OK)
             rlk_bench_die(1, "PUBLISH failed on the setup connection");
-        while (!done)
-            if (redisBufferWrite(c, &done) != REDIS_OK)
-                rlk_bench_die(1, "PUBLISH failed on the setup connection");
-        if (redisGetReply(sub, &m) != REDIS_OK)
+        if (rlk_bench_get_reply(sub, &m) != REDIS_OK)
             rlk_bench_die(1, "no message on the floor's connection");
         v[i] = rlk_bench_now_ns() - t;
         freeReplyObject(m);
-        if (redisGetReply(c, &m) != REDIS_OK)
+        if (rlk_bench_get_reply(c, &m) != REDIS_OK)
             rlk_bench_die(1, "PUBLISH failed on the setup connection");
         freeReplyObject(m);
     }
