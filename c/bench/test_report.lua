@@ -517,6 +517,36 @@ test("report: the lock calls beside raw hiredis, pairs/s and client CPU per pair
     eq(text2:find("the lock calls beside raw hiredis", 1, true), nil, "no table without lock calls")
 end)
 
+test("report: TLS beside plain TCP, and rlk over TLS against raw hiredis over TLS", function()
+    local dir = scratch .. "/tls"
+    fixture(dir, {
+        { workload = "w1", clients = 1, variant = "rlk", out = w1_json(1000) },
+        { workload = "w1", clients = 1, variant = "baseline", out = w1_json(1100) },
+        { workload = "w1", clients = 1, variant = "rlk-tls", out = w1_json(850) },
+        { workload = "w1", clients = 1, variant = "baseline-tls", out = w1_json(880) },
+        { workload = "w1", clients = 8, variant = "rlk", out = w1_json(4000) },
+        { workload = "w1", clients = 8, variant = "baseline", out = w1_json(4000) },
+        { workload = "w1", clients = 8, variant = "rlk-tls", out = w1_json(3000) },
+        { workload = "w1", clients = 8, variant = "baseline-tls", out = w1_json(3400) },
+    })
+    local rc, text = report(dir, { w1 = "1,8", w2 = "", hold_ms = "1", duration = "3" })
+    eq(rc, 0, "exit")
+    has(text, "| W1 pairs/s | 1 | rlk | 1000 | 850 | 0.85 | | |", "rlk row")
+    has(text, "| W1 pairs/s | 8 | baseline | 4000 | 3400 | 0.85 | | |", "baseline row")
+    has(text, "| W1 at 1: rlk over TLS ÷ over TCP pairs/s | ≥ 0.80 | 0.85 | met |", "TCP goal")
+    has(text, "| W1 at 1: rlk over TLS ÷ raw hiredis over TLS pairs/s | ≥ 0.95 | 0.97 | met |",
+        "raw goal met")
+    has(text, "| W1 at 8: rlk over TLS ÷ raw hiredis over TLS pairs/s | ≥ 0.95 | 0.88 | MISSED |",
+        "raw goal missed")
+    -- rlk over TLS without the raw one: no such goal
+    local dir2 = scratch .. "/tls-alone"
+    fixture(dir2, { { workload = "w1", clients = 1, variant = "rlk", out = w1_json(1000) },
+                    { workload = "w1", clients = 1, variant = "rlk-tls", out = w1_json(850) } })
+    local _, text2 = report(dir2, { w1 = "1", w2 = "", hold_ms = "1", duration = "3" })
+    has(text2, "| W1 at 1: rlk over TLS ÷ over TCP pairs/s | ≥ 0.80 | 0.85 | met |", "TCP goal alone")
+    eq(text2:find("raw hiredis over TLS", 1, true), nil, "no raw goal without baseline-tls")
+end)
+
 test("report: an overlap in the events fails the run even when rlk-bench saw none", function()
     local dir = scratch .. "/overlap"
     fixture(dir, {
