@@ -87,9 +87,14 @@ static const rlk_bench_driver *rlk_bench_pick_driver(const rlk_bench_opts *o)
         rlk_bench_die(2, "--lock fair applies to the rlk variant only");
     if (o->spin && (o->baseline || o->api_async))
         rlk_bench_die(2, "--lock spin applies to the rlk variant's blocking API only");
-    if (o->kind && (o->baseline || o->workload != 2))
+    if (o->kind && o->baseline)
         rlk_bench_die(2, "--lock rwlock-write, semaphore, psemaphore, fastmulti and multilock "
-                      "apply to W2 of the rlk variant only");
+                      "apply to the rlk variant only");
+    if ((o->kind || o->fair || o->spin) && o->workload == 1 && !o->w1_lock)
+        rlk_bench_die(2, "--lock in W1 needs --w1-lock (rlk_evalv runs the reentrant lock's "
+                      "scripts)");
+    if (o->watchdog && (o->kind == RLK_BENCH_KIND_SEMAPHORE || o->kind == RLK_BENCH_KIND_PSEMAPHORE))
+        rlk_bench_die(2, "--watchdog: the semaphores take no watchdog lease");
     if (o->kind && o->api_async)
         rlk_bench_die(2, "--lock rwlock-write, semaphore, psemaphore, fastmulti and multilock "
                       "apply to --api blocking only (the async API's requests for them are not "

@@ -601,33 +601,34 @@ end
 M.W1_CALLS_GOAL = 0.95
 M.W1_CALLS_CPU_GOAL = 1.2
 M.W1_CALLS = {
-    { variant = "rlk", name = "rlk_evalv" },
+    { variant = "rlk", name = "rlk_evalv", base = true },
     { variant = "rlk-lockw1", name = "lock calls, fixed lease", goal = true },
     { variant = "rlk-lockw1-wd", name = "lock calls, watchdog lease", goal = true },
     { variant = "rlk-async", name = "async lock calls" },
 }
-function M.table_w1_calls(picked, sizes)
+-- One table of W1 variants beside raw hiredis (the baseline of the same run): each variant's
+-- pairs/s and client CPU per pair, and both as ratios of raw's; goal rows for the variants
+-- marked goal. Empty when no variant but those marked base ran.
+local function w1_beside_raw(picked, sizes, calls, heading)
     local head = "| clients | raw hiredis pairs/s (CPU µs/pair) |"
     local rule = "| ---: | ---: |"
-    for _, c in ipairs(M.W1_CALLS) do
+    for _, c in ipairs(calls) do
         head = head .. " " .. c.name .. " pairs/s (CPU µs/pair) | ÷ raw: pairs/s, CPU |"
         rule = rule .. " ---: | ---: |"
     end
-    local out, goals, any = {
-        "### W1: the lock calls beside raw hiredis (pairs/s and client CPU per pair)", "",
-        head, rule }, {}, false
+    local out, goals, any = { heading, "", head, rule }, {}, false
     for _, n in ipairs(sizes) do
         local bres = picked["w1/" .. n .. "/baseline"]
         local b = M.w1_cell(bres)
         local bcpu = bres and bres.result and bres.result.cpu_us_per_pair
         local row = string.format("| %d | %s (%s) |", n, fmt(b and b.rate, 0), fmt(bcpu, 1))
-        for _, c in ipairs(M.W1_CALLS) do
+        for _, c in ipairs(calls) do
             local res = picked["w1/" .. n .. "/" .. c.variant]
             local r = M.w1_cell(res)
             local cpu = res and res.result and res.result.cpu_us_per_pair
             local ratio = r and b and per(r.rate, b.rate)
             local cpu_ratio = per(cpu, bcpu)
-            if r and c.variant ~= "rlk" then
+            if r and not c.base then
                 any = true
             end
             row = row .. string.format(" %s (%s) | %s, %s |", fmt(r and r.rate, 0), fmt(cpu, 1),
@@ -650,6 +651,55 @@ function M.table_w1_calls(picked, sizes)
         return {}, {}
     end
     return out, goals
+end
+
+function M.table_w1_calls(picked, sizes)
+    return w1_beside_raw(picked, sizes, M.W1_CALLS,
+        "### W1: the lock calls beside raw hiredis (pairs/s and client CPU per pair)")
+end
+
+-- The other kinds' blocking lock calls in W1 (variants fair, rwlock-write, semaphore and
+-- psemaphore run rlk-bench --w1-lock --lock KIND: try_lock / try_acquire with wait 0, then
+-- unlock / release, a fixed 30 s lease where the kind has one), a row each beside raw hiredis
+-- and the reentrant lock's calls (rlk-lockw1): pairs/s and client CPU per pair as ratios of
+-- raw's, the server's µs and commands per pair. Raw hiredis runs the reentrant lock's scripts,
+-- so a kind's ratio also holds its own scripts' server time; no goal is read from it. Empty
+-- without one of those kinds.
+M.W1_KINDS = {
+    { variant = "baseline", name = "raw hiredis (reentrant scripts)" },
+    { variant = "rlk-lockw1", name = "reentrant" },
+    { variant = "fair", name = "fair" },
+    { variant = "rwlock-write", name = "read-write (write side)" },
+    { variant = "semaphore", name = "semaphore" },
+    { variant = "psemaphore", name = "permit-expirable semaphore" },
+}
+function M.table_w1_kinds(picked, sizes)
+    local out, any = {
+        "### W1: each kind's lock calls beside raw hiredis", "",
+        "| clients | calls | pairs/s | ÷ raw | client CPU µs/pair (÷ raw) | server µs/pair | " ..
+            "commands/pair (top-level) | errors |",
+        "| ---: | --- | ---: | ---: | ---: | ---: | ---: | ---: |" }, false
+    for _, n in ipairs(sizes) do
+        local bres = picked["w1/" .. n .. "/baseline"]
+        local b = M.w1_cell(bres)
+        local bcpu = bres and bres.result and bres.result.cpu_us_per_pair
+        for k, c in ipairs(M.W1_KINDS) do
+            local res = picked["w1/" .. n .. "/" .. c.variant]
+            local r = M.w1_cell(res)
+            if r then
+                any = any or k > 2
+                local cpu = res.result.cpu_us_per_pair
+                out[#out + 1] = string.format("| %d | %s | %s | %s | %s (%s) | %s | %s (%s) | %s |",
+                    n, c.name, fmt(r.rate, 0), fmt(b and per(r.rate, b.rate), 2), fmt(cpu, 1),
+                    fmt(per(cpu, bcpu), 2), fmt(r.usec, 1), fmt(r.total, 2), fmt(r.top, 2),
+                    fmt(r.errors))
+            end
+        end
+    end
+    if not any then
+        return {}, {}
+    end
+    return out, {}
 end
 
 local function goal_text(g)
@@ -1166,6 +1216,7 @@ function M.report(dir, opts, out, warn)
     local w1, g1 = M.table_w1(picked, sizes_of(opts.w1))
     local w1us, g0 = M.table_server_us(picked, sizes_of(opts.w1))
     local w1calls, g6 = M.table_w1_calls(picked, sizes_of(opts.w1))
+    local w1kinds, g7 = M.table_w1_kinds(picked, sizes_of(opts.w1))
     local w2, g2 = M.table_w2(picked, sizes_of(opts.w2), tonumber(opts.hold_ms) or 1)
     local w2p, g3 = M.table_w2_modes(picked, sizes_of(opts.w2), tonumber(opts.hold_ms) or 1)
     local tls, g4 = M.table_tls(picked, sizes_of(opts.w1), sizes_of(opts.w2),
@@ -1175,6 +1226,7 @@ function M.report(dir, opts, out, warn)
     local goals = {}
     for _, g in ipairs(g1) do goals[#goals + 1] = g end
     for _, g in ipairs(g6) do goals[#goals + 1] = g end
+    for _, g in ipairs(g7) do goals[#goals + 1] = g end
     for _, g in ipairs(g0) do goals[#goals + 1] = g end
     for _, g in ipairs(g2) do goals[#goals + 1] = g end
     for _, g in ipairs(g3) do goals[#goals + 1] = g end
@@ -1190,6 +1242,10 @@ function M.report(dir, opts, out, warn)
     out("")
     if #w1calls > 0 then
         out(table.concat(w1calls, "\n"))
+        out("")
+    end
+    if #w1kinds > 0 then
+        out(table.concat(w1kinds, "\n"))
         out("")
     end
     if #w1us > 4 then

@@ -221,14 +221,19 @@ static rlk_bench_acq rlk_bench_lib_try_acquire(void *st, char *err, size_t errle
     redisReply *r;
     rlk_bench_acq out = RLK_BENCH_ACQ_ERR;
 
-    if (b->t->w1_lock) { /* --w1-lock: the blocking lock call, one attempt */
-        int rc = rlk_lock_try_lock(b->lock, 0, b->t->w1_watchdog ? -1 : b->lease_ms);
+    if (b->t->w1_lock) { /* --w1-lock: the kind's blocking lock call, one attempt */
+        long long lease = b->t->w1_watchdog ? -1 : b->lease_ms;
+        int rc = b->kind   ? rlk_bench_kind_lock(b->kind, 0, lease)
+                 : b->fair ? rlk_fairlock_try_lock(b->fair, 0, lease)
+                           : rlk_lock_try_lock(b->lock, 0, lease);
 
         if (rc == RLK_OK)
             return RLK_BENCH_ACQ_OK;
         if (rc == RLK_ERR_BUSY)
             return RLK_BENCH_ACQ_HELD;
-        rlk_bench_lib_error(b, "rlk_lock_try_lock", err, errlen);
+        rlk_bench_lib_error(b, b->kind   ? rlk_bench_kind_call(b->kind, 0)
+                               : b->fair ? "rlk_fairlock_try_lock"
+                                         : "rlk_lock_try_lock", err, errlen);
         return RLK_BENCH_ACQ_ERR;
     }
     if (rlk_bench_lib_eval(b, b->t->acquire, &b->acquire, &r, err, errlen) != RLK_OK)

@@ -547,6 +547,39 @@ test("report: TLS beside plain TCP, and rlk over TLS against raw hiredis over TL
     eq(text2:find("raw hiredis over TLS", 1, true), nil, "no raw goal without baseline-tls")
 end)
 
+test("report: each kind's W1 lock calls beside raw hiredis, server time and commands", function()
+    local dir = scratch .. "/kinds-w1"
+    local function with_cpu(json, v)
+        return (json:gsub("}$", string.format(',"cpu_us_per_pair":%s}', v)))
+    end
+    local function stats(usec, calls, inner)
+        return string.format("cmdstat_evalsha:calls=%d,usec=%d\r\ncmdstat_hget:calls=%d,usec=1\r\n",
+                             calls, usec, inner)
+    end
+    fixture(dir, {
+        { workload = "w1", clients = 8, variant = "baseline", out = with_cpu(w1_json(1000), 20),
+          after = stats(2000 * 10, 2 * 2000, 7 * 2000) },
+        { workload = "w1", clients = 8, variant = "rlk-lockw1", out = with_cpu(w1_json(900), 24),
+          after = stats(1800 * 12, 2 * 1800, 7 * 1800) },
+        { workload = "w1", clients = 8, variant = "semaphore", out = with_cpu(w1_json(500), 30),
+          after = stats(1000 * 40, 2 * 1000, 14 * 1000) },
+    })
+    local rc, text = report(dir, { w1 = "8", w2 = "", hold_ms = "1", duration = "3" })
+    eq(rc, 0, "exit")
+    has(text, "### W1: each kind's lock calls beside raw hiredis", "heading")
+    has(text, "| 8 | raw hiredis (reentrant scripts) | 1000 | 1.00 | 20.0 (1.00) | 10.0 | 9.00 (2.00) | 0 |",
+        "raw row")
+    has(text, "| 8 | reentrant | 900 | 0.90 | 24.0 (1.20) | 12.0 | 9.00 (2.00) | 0 |", "reentrant row")
+    has(text, "| 8 | semaphore | 500 | 0.50 | 30.0 (1.50) | 40.0 | 16.00 (2.00) | 0 |", "semaphore row")
+    eq(text:find("W1 at 8: semaphore", 1, true), nil, "no goal row for a kind")
+    -- the reentrant lock's calls alone: no such table
+    local dir2 = scratch .. "/kinds-w1-none"
+    fixture(dir2, { { workload = "w1", clients = 8, variant = "baseline", out = w1_json(1000) },
+                    { workload = "w1", clients = 8, variant = "rlk-lockw1", out = w1_json(900) } })
+    local _, text2 = report(dir2, { w1 = "8", w2 = "", hold_ms = "1", duration = "3" })
+    eq(text2:find("each kind's lock calls", 1, true), nil, "no kinds table without another kind")
+end)
+
 test("report: an overlap in the events fails the run even when rlk-bench saw none", function()
     local dir = scratch .. "/overlap"
     fixture(dir, {

@@ -231,6 +231,41 @@ if have_rlk then
             check(out:match("^2"), "%s: exit %s", extra, out)
         end
     end)
+
+    test("W1 through each kind's lock calls (--w1-lock --lock KIND): pairs, no error", function()
+        for _, kind in ipairs({ "fair", "rwlock-write", "semaphore", "psemaphore" }) do
+            local base = scratch .. "/w1-" .. kind
+            sh(q(bench) .. " --workload w1 --w1-lock --lock " .. kind .. " --clients 2 --duration 0.5"
+               .. " --host 127.0.0.1 --port " .. port .. " --key-prefix " .. q("w1k-" .. kind)
+               .. " >" .. q(base .. ".out") .. " 2>" .. q(base .. ".err") .. "; echo $? >"
+               .. q(base .. ".rc"))
+            local rc = tonumber(read_file(base .. ".rc"):match("%-?%d+"))
+            local last
+            for line in read_file(base .. ".out"):gmatch("[^\n]+") do
+                last = line
+            end
+            local ok, r = pcall(R.json_decode, last or "")
+            check(rc == 0 and ok, "%s: exit %s, stderr: %s", kind, tostring(rc), read_file(base .. ".err"))
+            if ok then
+                check(r.workload == "w1" and r.lock == kind and r.w1_calls == "lock",
+                      "%s: workload %s, lock %s, calls %s", kind, tostring(r.workload),
+                      tostring(r.lock), tostring(r.w1_calls))
+                check(r.ops > 0 and r.errors == 0, "%s: %s pairs, %s errors (%s)", kind,
+                      tostring(r.ops), tostring(r.errors), tostring(r.last_error))
+            end
+        end
+    end)
+
+    test("--lock in W1 without --w1-lock, and --watchdog with a semaphore: one line, exit 2",
+         function()
+        for _, extra in ipairs({ "--lock fair", "--w1-lock --lock psemaphore --watchdog" }) do
+            local out = sh(q(bench) .. " --workload w1 " .. extra .. " --clients 1 --duration 1"
+                           .. " --port " .. port .. " 2>&1 >/dev/null; echo \"rc=$?\"")
+            check(out:match("rc=2"), "%s: %s", extra, out)
+            check(select(2, out:gsub("\n", "")) == 2 and out:match("^rlk%-bench: "),
+                  "%s: not one line: %s", extra, out)
+        end
+    end)
 end
 
 T.finish()
