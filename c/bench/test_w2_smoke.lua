@@ -41,16 +41,23 @@ local function bench_cmd(variant, prefix, events, duration_s)
                           "--events-out", q(events) }, " ")
 end
 
--- The run's exit code, its JSON (decoded), its stderr and its events.
-local function collect(base)
+-- The run's exit code, its JSON (decoded: the last line of its stdout; nil when that is not
+-- JSON) and its stderr.
+local function outcome(base)
     local rc = tonumber(read_file(base .. ".rc"):match("%-?%d+"))
     local last
     for line in read_file(base .. ".out"):gmatch("[^\n]+") do
         last = line
     end
     local ok, result = pcall(R.json_decode, last or "")
+    return rc, ok and result or nil, read_file(base .. ".err")
+end
+
+-- outcome(), and the run's events.
+local function collect(base)
+    local rc, result, err = outcome(base)
     local ev, _, start = R.read_events(base .. ".events")
-    return rc, ok and result or nil, read_file(base .. ".err"), ev, start
+    return rc, result, err, ev, start
 end
 
 local function check_common(rc, r, err)
@@ -239,14 +246,9 @@ if have_rlk then
                .. " --host 127.0.0.1 --port " .. port .. " --key-prefix " .. q("w1k-" .. kind)
                .. " >" .. q(base .. ".out") .. " 2>" .. q(base .. ".err") .. "; echo $? >"
                .. q(base .. ".rc"))
-            local rc = tonumber(read_file(base .. ".rc"):match("%-?%d+"))
-            local last
-            for line in read_file(base .. ".out"):gmatch("[^\n]+") do
-                last = line
-            end
-            local ok, r = pcall(R.json_decode, last or "")
-            check(rc == 0 and ok, "%s: exit %s, stderr: %s", kind, tostring(rc), read_file(base .. ".err"))
-            if ok then
+            local rc, r, err = outcome(base)
+            check(rc == 0 and r, "%s: exit %s, stderr: %s", kind, tostring(rc), err)
+            if r then
                 check(r.workload == "w1" and r.lock == kind and r.w1_calls == "lock",
                       "%s: workload %s, lock %s, calls %s", kind, tostring(r.workload),
                       tostring(r.lock), tostring(r.w1_calls))
