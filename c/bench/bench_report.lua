@@ -696,10 +696,7 @@ function M.table_w1_kinds(picked, sizes)
             end
         end
     end
-    if not any then
-        return {}, {}
-    end
-    return out, {}
+    return any and out or {}, {}
 end
 
 local function goal_text(g)
