@@ -93,7 +93,8 @@ static const rlk_bench_driver *rlk_bench_pick_driver(const rlk_bench_opts *o)
     if ((o->kind || o->fair || o->spin) && o->workload == 1 && !o->w1_lock)
         rlk_bench_die(2, "--lock in W1 needs --w1-lock (rlk_evalv runs the reentrant lock's "
                       "scripts)");
-    if (o->watchdog && (o->kind == RLK_BENCH_KIND_SEMAPHORE || o->kind == RLK_BENCH_KIND_PSEMAPHORE))
+    if (o->watchdog &&
+        (o->kind == RLK_BENCH_KIND_SEMAPHORE || o->kind == RLK_BENCH_KIND_PSEMAPHORE))
         rlk_bench_die(2, "--watchdog: the semaphores take no watchdog lease");
     if (o->kind && o->api_async)
         rlk_bench_die(2, "--lock rwlock-write, semaphore, psemaphore, fastmulti and multilock "
