@@ -601,34 +601,33 @@ end
 M.W1_CALLS_GOAL = 0.95
 M.W1_CALLS_CPU_GOAL = 1.2
 M.W1_CALLS = {
-    { variant = "rlk", name = "rlk_evalv", base = true },
+    { variant = "rlk", name = "rlk_evalv" },
     { variant = "rlk-lockw1", name = "lock calls, fixed lease", goal = true },
     { variant = "rlk-lockw1-wd", name = "lock calls, watchdog lease", goal = true },
     { variant = "rlk-async", name = "async lock calls" },
 }
--- One table of W1 variants beside raw hiredis (the baseline of the same run): each variant's
--- pairs/s and client CPU per pair, and both as ratios of raw's; goal rows for the variants
--- marked goal. Empty when no variant but those marked base ran.
-local function w1_beside_raw(picked, sizes, calls, heading)
+function M.table_w1_calls(picked, sizes)
     local head = "| clients | raw hiredis pairs/s (CPU µs/pair) |"
     local rule = "| ---: | ---: |"
-    for _, c in ipairs(calls) do
+    for _, c in ipairs(M.W1_CALLS) do
         head = head .. " " .. c.name .. " pairs/s (CPU µs/pair) | ÷ raw: pairs/s, CPU |"
         rule = rule .. " ---: | ---: |"
     end
-    local out, goals, any = { heading, "", head, rule }, {}, false
+    local out, goals, any = {
+        "### W1: the lock calls beside raw hiredis (pairs/s and client CPU per pair)", "",
+        head, rule }, {}, false
     for _, n in ipairs(sizes) do
         local bres = picked["w1/" .. n .. "/baseline"]
         local b = M.w1_cell(bres)
         local bcpu = bres and bres.result and bres.result.cpu_us_per_pair
         local row = string.format("| %d | %s (%s) |", n, fmt(b and b.rate, 0), fmt(bcpu, 1))
-        for _, c in ipairs(calls) do
+        for _, c in ipairs(M.W1_CALLS) do
             local res = picked["w1/" .. n .. "/" .. c.variant]
             local r = M.w1_cell(res)
             local cpu = res and res.result and res.result.cpu_us_per_pair
             local ratio = r and b and per(r.rate, b.rate)
             local cpu_ratio = per(cpu, bcpu)
-            if r and not c.base then
+            if r and c.variant ~= "rlk" then
                 any = true
             end
             row = row .. string.format(" %s (%s) | %s, %s |", fmt(r and r.rate, 0), fmt(cpu, 1),
@@ -653,11 +652,6 @@ local function w1_beside_raw(picked, sizes, calls, heading)
     return out, goals
 end
 
-function M.table_w1_calls(picked, sizes)
-    return w1_beside_raw(picked, sizes, M.W1_CALLS,
-        "### W1: the lock calls beside raw hiredis (pairs/s and client CPU per pair)")
-end
-
 -- The other kinds' blocking lock calls in W1 (variants fair, rwlock-write, semaphore and
 -- psemaphore run rlk-bench --w1-lock --lock KIND: try_lock / try_acquire with wait 0, then
 -- unlock / release, a fixed 30 s lease where the kind has one), a row each beside raw hiredis
@@ -666,8 +660,8 @@ end
 -- so a kind's ratio also holds its own scripts' server time; no goal is read from it. Empty
 -- without one of those kinds.
 M.W1_KINDS = {
-    { variant = "baseline", name = "raw hiredis (reentrant scripts)" },
-    { variant = "rlk-lockw1", name = "reentrant" },
+    { variant = "baseline", name = "raw hiredis (reentrant scripts)", ref = true },
+    { variant = "rlk-lockw1", name = "reentrant", ref = true },
     { variant = "fair", name = "fair" },
     { variant = "rwlock-write", name = "read-write (write side)" },
     { variant = "semaphore", name = "semaphore" },
@@ -683,11 +677,11 @@ function M.table_w1_kinds(picked, sizes)
         local bres = picked["w1/" .. n .. "/baseline"]
         local b = M.w1_cell(bres)
         local bcpu = bres and bres.result and bres.result.cpu_us_per_pair
-        for k, c in ipairs(M.W1_KINDS) do
+        for _, c in ipairs(M.W1_KINDS) do
             local res = picked["w1/" .. n .. "/" .. c.variant]
             local r = M.w1_cell(res)
             if r then
-                any = any or k > 2
+                any = any or not c.ref
                 local cpu = res.result.cpu_us_per_pair
                 out[#out + 1] = string.format("| %d | %s | %s | %s | %s (%s) | %s | %s (%s) | %s |",
                     n, c.name, fmt(r.rate, 0), fmt(b and per(r.rate, b.rate), 2), fmt(cpu, 1),

@@ -226,6 +226,16 @@ local function report(dir, opts)
     return rc, table.concat(lines, "\n"), table.concat(warnings, "\n")
 end
 
+-- A result with one more field, as a newer rlk-bench reports it.
+local function with_field(json, field, v)
+    return (json:gsub("}$", string.format(',"%s":%s}', field, v)))
+end
+
+-- A W1 result with the client CPU per pair.
+local function with_cpu(json, v)
+    return with_field(json, "cpu_us_per_pair", v)
+end
+
 local GOOD_W2_32 = { acq = 2000, acq_per_s = 666.7, handoffs = 666.0, p50 = 180.4, p99 = 700,
                      jain = 0.9999 }
 
@@ -447,19 +457,16 @@ end)
 
 test("report: the async API beside the blocking one, its goals met and missed", function()
     local dir = scratch .. "/async"
-    local function with_cpu(json, field, v)
-        return (json:gsub("}$", string.format(',"%s":%s}', field, v)))
-    end
     fixture(dir, {
-        { workload = "w1", clients = 8, variant = "rlk", out = with_cpu(w1_json(1000), "cpu_us_per_pair", 60) },
+        { workload = "w1", clients = 8, variant = "rlk", out = with_field(w1_json(1000), "cpu_us_per_pair", 60) },
         { workload = "w1", clients = 8, variant = "rlk-lockw1",
-          out = with_cpu(w1_json(900), "cpu_us_per_pair", 80) },
+          out = with_field(w1_json(900), "cpu_us_per_pair", 80) },
         { workload = "w1", clients = 8, variant = "rlk-async",
-          out = with_cpu(w1_json(880), "cpu_us_per_pair", 20) },
+          out = with_field(w1_json(880), "cpu_us_per_pair", 20) },
         { workload = "w2", clients = 32, variant = "rlk",
-          out = with_cpu(w2_json(GOOD_W2_32), "cpu_us_per_handoff", 400), events = events_text(20) },
+          out = with_field(w2_json(GOOD_W2_32), "cpu_us_per_handoff", 400), events = events_text(20) },
         { workload = "w2", clients = 32, variant = "rlk-async",
-          out = with_cpu(w2_json({ acq = 2100, acq_per_s = 700, handoffs = 700, p50 = 150, p99 = 900,
+          out = with_field(w2_json({ acq = 2100, acq_per_s = 700, handoffs = 700, p50 = 150, p99 = 900,
                                    jain = 1 }), "cpu_us_per_handoff", 250), events = events_text(20) },
     })
     local rc, text = report(dir, { w1 = "8", w2 = "32", hold_ms = "1", duration = "3" })
@@ -485,9 +492,6 @@ end)
 
 test("report: the lock calls beside raw hiredis, pairs/s and client CPU per pair", function()
     local dir = scratch .. "/calls"
-    local function with_cpu(json, v)
-        return (json:gsub("}$", string.format(',"cpu_us_per_pair":%s}', v)))
-    end
     fixture(dir, {
         { workload = "w1", clients = 8, variant = "baseline", out = with_cpu(w1_json(1000), 20) },
         { workload = "w1", clients = 8, variant = "rlk", out = with_cpu(w1_json(950), 22) },
@@ -549,9 +553,6 @@ end)
 
 test("report: each kind's W1 lock calls beside raw hiredis, server time and commands", function()
     local dir = scratch .. "/kinds-w1"
-    local function with_cpu(json, v)
-        return (json:gsub("}$", string.format(',"cpu_us_per_pair":%s}', v)))
-    end
     local function stats(usec, calls, inner)
         return string.format("cmdstat_evalsha:calls=%d,usec=%d\r\ncmdstat_hget:calls=%d,usec=1\r\n",
                              calls, usec, inner)
