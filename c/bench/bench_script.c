@@ -35,7 +35,11 @@ int rlk_bench_role_of(const char *short_name, int is_key)
     if (is_key && rlk_bench_contains(low, "grant"))
         return RLK_BENCH_ROLE_GRANT;
     if (is_key)
-        return rlk_bench_contains(low, "lock") ? RLK_BENCH_ROLE_LOCK : -1;
+        return rlk_bench_contains(low, "lock") || strcmp(low, "semaphore") == 0
+                   ? RLK_BENCH_ROLE_LOCK
+                   : -1;
+    if (strcmp(low, "permits") == 0)
+        return RLK_BENCH_ROLE_PERMITS;
     if (rlk_bench_contains(low, "ticket"))
         return RLK_BENCH_ROLE_TICKET;
     if (rlk_bench_contains(low, "claim"))
@@ -254,6 +258,7 @@ static const char *rlk_bench_value(const rlk_bench_values *v, rlk_bench_role rol
     case RLK_BENCH_ROLE_GRANT: return v->grant;
     case RLK_BENCH_ROLE_TICKET: return v->ticket;
     case RLK_BENCH_ROLE_CLAIM: return v->claim;
+    case RLK_BENCH_ROLE_PERMITS: return v->permits ? v->permits : "1";
     }
     return "";
 }

@@ -28,7 +28,8 @@ typedef enum rlk_bench_role {
     RLK_BENCH_ROLE_WAITERS, /* {<lock key>}:rlk_waiters (reentrant lock's queue) */
     RLK_BENCH_ROLE_GRANT,   /* {<lock key>}:rlk_next (its reservation) */
     RLK_BENCH_ROLE_TICKET,  /* a waiter ticket: "0", never queued (single tries, polls) */
-    RLK_BENCH_ROLE_CLAIM    /* the claim window in ms */
+    RLK_BENCH_ROLE_CLAIM,   /* the claim window in ms */
+    RLK_BENCH_ROLE_PERMITS  /* a semaphore's permits to take or give back */
 } rlk_bench_role;
 
 typedef struct rlk_bench_script {
@@ -54,6 +55,7 @@ typedef struct rlk_bench_values {
     const char *grant;
     const char *ticket;
     const char *claim;
+    const char *permits;    /* NULL: "1" */
 } rlk_bench_values;
 
 /* One call's KEYS and ARGV, pointing into an rlk_bench_values. */

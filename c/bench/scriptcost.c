@@ -4,8 +4,8 @@
  * path (W1's), rlk's scripts against Redisson's in the same run.
  *
  * One hiredis connection, nothing else on the server. For each variant (a
- * directory holding reentrant/acquire.lua and reentrant/release.lua, KEYS and
- * ARGV filled from their headers as rlk-bench does), every round:
+ * directory holding <kind>/acquire.lua and <kind>/release.lua, KEYS and ARGV
+ * filled from their headers as rlk-bench does), every round:
  *
  *   pairs:   CONFIG RESETSTAT; N acquire + release pairs on one key (what W1
  *            does), pipelined in batches; INFO commandstats.
@@ -13,6 +13,11 @@
  *            fast path: a free lock); INFO commandstats.
  *   release: CONFIG RESETSTAT; the N releases of those keys (count 1, nobody
  *            queued); INFO commandstats.
+ *
+ * --kind reentrant (the default) runs the reentrant lock's scripts; --kind
+ * semaphore a semaphore of 1 permit (semaphore/acquire, a single try, and
+ * semaphore/release of 1 permit), its keys set to 1 before each round,
+ * outside the statistics.
  *
  * Redis times every command it runs with the same clock, the script's own
  * commands included: cmdstat_evalsha is the whole script, the other rows the
@@ -137,15 +142,25 @@ static void sc_append(redisContext *c, const rlk_bench_script *s, const char *sh
         sc_die(s->name, c->errstr);
 }
 
-/* Reads one reply; it must be nil (acquire) or the integer 1 (release). */
+/* The kind whose scripts run (--kind): reentrant or semaphore. */
+static const char *sc_kind = "reentrant";
+
+static int sc_semaphore(void)
+{
+    return strcmp(sc_kind, "semaphore") == 0;
+}
+
+/* Reads one reply; it must be nil (acquire; a semaphore's may be the integer 1, as Redisson's
+ * single try answers) or the integer 1 (release). */
 static void sc_expect(redisContext *c, const char *name, int want_nil)
 {
     redisReply *r;
+    int one;
 
     if (redisGetReply(c, (void **)&r) != REDIS_OK)
         sc_die(name, c->errstr);
-    if (want_nil ? r->type != REDIS_REPLY_NIL
-                 : (r->type != REDIS_REPLY_INTEGER || r->integer != 1)) {
+    one = r->type == REDIS_REPLY_INTEGER && r->integer == 1;
+    if (want_nil ? r->type != REDIS_REPLY_NIL && !(one && sc_semaphore()) : !one) {
         char why[160];
         snprintf(why, sizeof why, "unexpected reply (type %d%s%s): not %s", r->type,
                  r->type == REDIS_REPLY_ERROR ? " " : "",
@@ -164,7 +179,8 @@ typedef struct sc_key {
 static void sc_key_make(sc_key *k, const char *vname, long i)
 {
     snprintf(k->lock, sizeof k->lock, "rlk-scriptcost:%s:%ld", vname, i);
-    snprintf(k->channel, sizeof k->channel, "redisson_lock__channel:{%s}", k->lock);
+    snprintf(k->channel, sizeof k->channel,
+             sc_semaphore() ? "redisson_sc:{%s}" : "redisson_lock__channel:{%s}", k->lock);
     snprintf(k->waiters, sizeof k->waiters, "{%s}:rlk_waiters", k->lock);
     snprintf(k->grant, sizeof k->grant, "{%s}:rlk_next", k->lock);
 }
@@ -185,6 +201,28 @@ static void sc_values(rlk_bench_values *v, const sc_key *k)
     v->grant = k->grant;
     v->ticket = "0";
     v->claim = "50";
+    v->permits = "1";
+}
+
+/* A semaphore's keys 0..n-1 set to 1 permit (before the statistics are reset). */
+static void sc_fill(redisContext *c, long n, const sc_key *keys)
+{
+    long i, j;
+
+    for (i = 0; i < n; i += SC_BATCH) {
+        long m = n - i < SC_BATCH ? n - i : SC_BATCH;
+        for (j = 0; j < m; j++)
+            if (redisAppendCommand(c, "SET %s 1", keys[i + j].lock) != REDIS_OK)
+                sc_die("SET", c->errstr);
+        for (j = 0; j < m; j++) {
+            redisReply *r;
+            if (redisGetReply(c, (void **)&r) != REDIS_OK)
+                sc_die("SET", c->errstr);
+            if (r->type == REDIS_REPLY_ERROR)
+                sc_die("SET", r->str);
+            freeReplyObject(r);
+        }
+    }
 }
 
 /* One round of the three phases for variant v. */
@@ -193,6 +231,8 @@ static void sc_round(redisContext *c, sc_variant *v, long n, int round, sc_key *
     rlk_bench_values val;
     long i, j;
 
+    if (sc_semaphore())
+        sc_fill(c, n, keys);
     /* pairs on one key */
     sc_values(&val, &keys[0]);
     sc_cmd(c, "CONFIG RESETSTAT", NULL);
@@ -287,9 +327,10 @@ static void sc_usage(void)
 {
     fprintf(stderr,
             "usage: rlk-scriptcost --port PORT [--host 127.0.0.1] [--iterations 20000]\n"
-            "                      [--rounds 5] [--lease 30000] [--variant NAME=DIR]...\n"
-            "  DIR holds reentrant/acquire.lua and reentrant/release.lua (expanded, as Redis\n"
-            "  runs them). Default variants: rlk=%s redisson=%s\n",
+            "                      [--rounds 5] [--lease 30000] [--kind reentrant|semaphore]\n"
+            "                      [--variant NAME=DIR]...\n"
+            "  DIR holds KIND/acquire.lua and KIND/release.lua (expanded, as Redis runs\n"
+            "  them). Default variants: rlk=%s redisson=%s\n",
             RLK_BENCH_SCRIPTS_DIR, RLK_BENCH_REDISSON_DIR);
     exit(2);
 }
@@ -302,7 +343,7 @@ int main(int argc, char **argv)
     sc_variant var[SC_MAX_VARIANTS];
     sc_key *keys;
     redisContext *c;
-    char err[RLK_BENCH_ERRLEN];
+    char err[RLK_BENCH_ERRLEN], acq_name[32], rel_name[32];
 
     memset(var, 0, sizeof var);
     for (i = 1; i < argc; i++) {
@@ -320,6 +361,10 @@ int main(int argc, char **argv)
                 strlen(val) > 12)
                 sc_usage();
             sc_lease = val;
+        } else if (strcmp(a, "--kind") == 0) {
+            if (strcmp(val, "reentrant") != 0 && strcmp(val, "semaphore") != 0)
+                sc_usage();
+            sc_kind = val;
         } else if (strcmp(a, "--rounds") == 0)
             rounds = atoi(val);
         else if (strcmp(a, "--variant") == 0) {
@@ -351,10 +396,12 @@ int main(int argc, char **argv)
     keys = calloc((size_t)n, sizeof *keys);
     if (keys == NULL)
         sc_die("keys", "out of memory");
+    snprintf(acq_name, sizeof acq_name, "%s/acquire", sc_kind);
+    snprintf(rel_name, sizeof rel_name, "%s/release", sc_kind);
     for (i = 0; i < nv; i++) {
-        if (rlk_bench_script_from_dir(&var[i].acquire, var[i].dir, "reentrant/acquire", err,
+        if (rlk_bench_script_from_dir(&var[i].acquire, var[i].dir, acq_name, err,
                                       sizeof err) != 0 ||
-            rlk_bench_script_from_dir(&var[i].release, var[i].dir, "reentrant/release", err,
+            rlk_bench_script_from_dir(&var[i].release, var[i].dir, rel_name, err,
                                       sizeof err) != 0)
             sc_die(var[i].name, err);
         sc_load(c, &var[i].acquire, var[i].acq_sha);
@@ -373,8 +420,8 @@ int main(int argc, char **argv)
         }
     }
     for (sc_use_min = 0; sc_use_min <= 1; sc_use_min++) {
-        printf("%s# rlk-scriptcost: %ld calls per phase, %d rounds, %s per script call\n",
-               sc_use_min ? "\n" : "", n,
+        printf("%s# rlk-scriptcost: %s, %ld calls per phase, %d rounds, %s per script call\n",
+               sc_use_min ? "\n" : "", sc_kind, n,
                rounds, sc_use_min ? "lowest round" : "median");
         for (p = 0; p < 3; p++) {
             printf("\n%s (%s)\n", sc_phase_name[p],
@@ -400,9 +447,9 @@ int main(int argc, char **argv)
             }
         }
         for (p = 0; p < 3; p++) {
-            printf("%s{\"schema\":\"rlk-scriptcost/1\",\"phase\":\"%s\",\"calls\":%ld,\"rounds\":%d,"
-                   "\"stat\":\"%s\"", p == 0 ? "\n" : "", sc_phase_name[p], n, rounds,
-                   sc_use_min ? "min" : "median");
+            printf("%s{\"schema\":\"rlk-scriptcost/1\",\"kind\":\"%s\",\"phase\":\"%s\","
+                   "\"calls\":%ld,\"rounds\":%d,\"stat\":\"%s\"", p == 0 ? "\n" : "", sc_kind,
+                   sc_phase_name[p], n, rounds, sc_use_min ? "min" : "median");
             for (i = 0; i < nv; i++)
                 printf(",\"%s\":{\"evalsha_us\":%.3f,\"script_us\":%.3f}", var[i].name,
                        sc_med_of(&var[i], p, rounds, n, "evalsha", 1),
