@@ -229,36 +229,12 @@ describe("held grants: reentrant/acquire", function()
   -- scripts call; real Redis, INFO commandstats): no TYPE on the way, neither in the attempt that
   -- queues the next waiter, nor in the release that hands the lock to it.
   it("a handoff: the queuing attempt runs 7 commands, the release 11, no TYPE", function()
-    local function run(fn)
-      local counts, total = {}, 0
-      local rep
-      if r.mock then
-        local m = r.mock
-        m.script_command = function(self, argv, keys)
-          local name = argv[1]:lower()
-          counts[name], total = (counts[name] or 0) + 1, total + 1
-          return getmetatable(self).__index.script_command(self, argv, keys)
-        end
-        rep = fn()
-        m.script_command = nil
-      else
-        r:call("CONFIG", "RESETSTAT")
-        rep = fn()
-        for name, n in r:call("INFO", "commandstats"):gmatch("cmdstat_([%w_|]+):calls=(%d+)") do
-          if not name:find("|") and name ~= "eval" and name ~= "fcall" and name ~= "config"
-              and name ~= "info" then
-            counts[name], total = tonumber(n), total + tonumber(n)
-          end
-        end
-      end
-      return rep, counts, total
-    end
     assert.equal(NIL, acquire_h(A))
-    local rep, counts, total = run(function() return acquire_h(B, W + 1024) end)
+    local rep, counts, total = sa.count_commands(r, function() return acquire_h(B, W + 1024) end)
     assert.equal(1, rep[2])
     assert.is_nil(counts.type)
     assert.equal(7, total)
-    rep, counts, total = run(function() return release_h(A) end)
+    rep, counts, total = sa.count_commands(r, function() return release_h(A) end)
     assert.equal(3, rep)
     assert.is_nil(counts.type)
     assert.equal(11, total)

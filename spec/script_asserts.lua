@@ -6,6 +6,7 @@
 --   local before = sa.snapshot(r, {"k1", "k2"})  -- type, content and TTL of each key
 --   sa.assert_unchanged(r, before)               -- same content, TTL not reset, nothing published
 --   sa.assert_pttl(r, "k", lease)                -- 0 < PTTL <= lease
+--   local rep, counts, total = sa.count_commands(r, fn)  -- fn's reply, the commands its scripts ran
 local assert = require("luassert")
 local backend = require("support.backend")
 local replies = require("support.reply")
@@ -148,5 +149,34 @@ function M.publish_cases(r, keys, setup, call, channel)
 end
 
 M.NIL = backend.NIL
+
+-- What a script call costs the server, command by command: fn's reply, a table of the commands the
+-- scripts it calls ran (lower-case name -> calls) and their total. The mock counts what its scripts
+-- call; real Redis reports it in INFO commandstats (reset first; the EVAL/FCALL itself, CONFIG and
+-- INFO are left out).
+function M.count_commands(r, fn)
+  local counts, total = {}, 0
+  local rep
+  if r.mock then
+    local m = r.mock
+    m.script_command = function(self, argv, keys)
+      local name = argv[1]:lower()
+      counts[name], total = (counts[name] or 0) + 1, total + 1
+      return getmetatable(self).__index.script_command(self, argv, keys)
+    end
+    rep = fn()
+    m.script_command = nil
+  else
+    r:call("CONFIG", "RESETSTAT")
+    rep = fn()
+    for name, n in r:call("INFO", "commandstats"):gmatch("cmdstat_([%w_|]+):calls=(%d+)") do
+      if not name:find("|") and name ~= "eval" and name ~= "evalsha" and name ~= "fcall"
+          and name ~= "config" and name ~= "info" then
+        counts[name], total = tonumber(n), total + tonumber(n)
+      end
+    end
+  end
+  return rep, counts, total
+end
 
 return M

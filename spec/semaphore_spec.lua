@@ -578,6 +578,55 @@ describe("semaphore queue and grants", function()
     assert.equal(0, r:call("EXISTS", WAITERS))
   end)
 
+  -- What the usual calls cost the server, command by command (sa.count_commands): the single try
+  -- and the release of a semaphore nobody waits for read no TYPE and never touch the queue's keys.
+  it("the usual single try runs 3 commands (4 with permits left over), the release 4, no TYPE", function()
+    r:call("SET", SEM, "1")
+    local rep, counts, total = sa.count_commands(r, function() return acquire(1, 0) end)
+    assert.equal(NIL, rep)
+    assert.same({ get = 2, decrby = 1 }, counts)
+    assert.equal(3, total)
+    rep, counts, total = sa.count_commands(r, function() return release(1) end)
+    assert.equal(1, rep)
+    assert.same({ get = 1, exists = 1, incrby = 1, publish = 1 }, counts)
+    assert.equal(4, total)
+    r:call("SET", SEM, "5")
+    rep, counts, total = sa.count_commands(r, function() return acquire(2, 0) end)
+    assert.equal(NIL, rep)
+    assert.same({ get = 2, lindex = 1, decrby = 1 }, counts)
+    assert.equal(4, total)
+    assert.equal("3", count())
+    assert.equal(0, r:call("EXISTS", WAITERS, GRANT))
+  end)
+
+  it("a single try that leaves permits over, with no reservation living, grants the first waiter they cover", function()
+    r:call("SET", SEM, "0")
+    acquire(1, A)                                 -- A will die
+    acquire(1, B)
+    release(2)                                    -- A reserved; 1 free
+    r:call("DEL", GRANT)                          -- A's claim window ran out: 2 free, B queued
+    r:published()
+    assert.equal(NIL, acquire(1, 0))
+    assert.equal("1", count())
+    assert.equal(entry(B, 1), r:call("GET", GRANT))
+    assert.same({ { channel = wake(B), message = grant_msg(B) } }, r:published())
+    assert.is_true(acquire(1, 0) > 0)             -- the last permit is B's: its PTTL
+    assert.equal(NIL, acquire(1, -B))
+    assert.equal("0", count())
+  end)
+
+  it("a waiters key of another type is refused only by the calls that read the queue", function()
+    r:call("SET", SEM, "1")
+    r:call("SET", WAITERS, "x")
+    local before = sa.snapshot(r, { WAITERS, GRANT })
+    assert.equal(NIL, acquire(1, 0))              -- the single try leaves no permit over
+    sa.assert_unchanged(r, before)
+    before = sa.snapshot(r, { SEM, WAITERS, GRANT })
+    sa.assert_error(release(1), "RLK_WRONGTYPE")  -- a rise serves the queue: it reads it
+    sa.assert_error(acquire(1, A), "RLK_WRONGTYPE")
+    sa.assert_unchanged(r, before)
+  end)
+
   it("a reservation that ran out (its key gone) lost no permit, on every backend", function()
     r:call("SET", SEM, "0")
     acquire(1, A)                                 -- A will die

@@ -1,11 +1,10 @@
--- Semaphore (RSemaphore, RPermitExpirableSemaphore) acquire: reads the reservation (grant). me is
--- the waiter's "<ticket> <permits>" (nil for a single try). When the reservation is me's, it is
--- claimed: deleted (the caller takes its permits, or re-queues when they went). Returns the
--- permits another ticket's reservation holds (0 when none), that reservation (nil when none), and
--- whether me's own reservation was claimed.
+-- Semaphore (RSemaphore, RPermitExpirableSemaphore) acquire: reserved is the reservation read at
+-- grant (false when none), me the waiter's "<ticket> <permits>" (nil for a single try). When the
+-- reservation is me's, it is claimed: deleted (the caller takes its permits, or re-queues when
+-- they went). Returns the permits another ticket's reservation holds (0 when none), that
+-- reservation (nil when none), and whether me's own reservation was claimed.
 
-local function sem_claim(grant, me)
-  local reserved = redis.call('get', grant)
+local function sem_claim(grant, reserved, me)
   if reserved and reserved == me then
     redis.call('del', grant)
     return 0, nil, true

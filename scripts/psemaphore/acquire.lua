@@ -1,5 +1,5 @@
 -- name: psemaphore/acquire
--- version: 6
+-- version: 7
 -- summary: Take permits (stored by id until they expire) unless reserved for another waiter, or queue.
 -- redisson: RedissonPermitExpirableSemaphore.tryAcquireAsync (reclaim; decrby + zadd ids); queue, grant: rlk's
 -- time: server - "now" (which permits expired) and each new permit's expiry (TIME in ms + lease_ms) come from TIME
@@ -100,7 +100,7 @@ end
 reclaim(semaphore, timeouts, now, expired)
 local n = #ids
 local me = t ~= 0 and (string.format('%d', t < 0 and -t or t) .. ' ' .. n) or nil
-local held, reserved, lost = sem_claim(grant, me)      -- its own reservation: claimed (or lost)
+local held, reserved, lost = sem_claim(grant, redis.call('get', grant), me)  -- its own: claimed (or lost)
 local available = before + expired
 if expired > 0 and not reserved and not lost and redis.call('lindex', waiters, 0) ~= me then
   -- An expiry reclaim serves the queue first: the first waiter the permits cover is granted

@@ -1,5 +1,5 @@
 -- name: psemaphore/acquired
--- version: 2
+-- version: 3
 -- summary: Reclaim expired permits, then count the permits held (writes only when reclaiming).
 -- redisson: RedissonPermitExpirableSemaphore.acquiredPermitsAsync (reclaim; zcount timeouts)
 -- time: server - "now" decides which permits expired; they are returned to the count first

@@ -1,5 +1,5 @@
 -- name: psemaphore/add_permits
--- version: 5
+-- version: 6
 -- summary: Add to (or take from) a permit-expirable semaphore's count after reclaiming; a rise grants the first waiter.
 -- redisson: RedissonPermitExpirableSemaphore.addPermitsAsync (set get + delta; publish delta when > 0); grant: rlk's
 -- time: server - "now" decides which permits expired; they are returned to the count first

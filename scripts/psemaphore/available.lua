@@ -1,5 +1,5 @@
 -- name: psemaphore/available
--- version: 3
+-- version: 4
 -- summary: Reclaim expired permits, then read how many permits are available (writes only when reclaiming).
 -- redisson: RedissonPermitExpirableSemaphore.availablePermitsAsync (reclaim; get)
 -- time: server - "now" decides which permits expired; they are returned to the count first

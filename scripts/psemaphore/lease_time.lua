@@ -1,5 +1,5 @@
 -- name: psemaphore/lease_time
--- version: 2
+-- version: 3
 -- summary: Reclaim expired permits, then read how long a held permit's lease has left (writes only when reclaiming).
 -- redisson: RedissonPermitExpirableSemaphore.getLeaseTimeAsync(permitId) (reclaim; zscore: -1 no lease, ms left; 0)
 -- time: server - "now" decides which permits expired (reclaimed first) and what is left of the lease

@@ -1,5 +1,5 @@
 -- name: psemaphore/release
--- version: 4
+-- version: 5
 -- summary: Give back permits by id (expired or unknown ids not counted); reserve them for the first waiter.
 -- redisson: RedissonPermitExpirableSemaphore.tryReleaseAsync(ids) (reclaim; zrem ids; incrby; publish); grant: rlk's
 -- time: server - "now" decides which permits expired (they are reclaimed first, so they no longer count as held)

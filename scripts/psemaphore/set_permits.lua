@@ -1,5 +1,5 @@
 -- name: psemaphore/set_permits
--- version: 3
+-- version: 4
 -- summary: Set a permit-expirable semaphore's size (count + held) after reclaiming; a rise grants the first waiter.
 -- redisson: RedissonPermitExpirableSemaphore.setPermitsAsync(permits) (incrby permits - (count + held)); grant: rlk's
 -- time: server - "now" decides which permits expired; they are returned to the count first

@@ -1,5 +1,5 @@
 -- name: psemaphore/size
--- version: 2
+-- version: 3
 -- summary: Read a permit-expirable semaphore's size (count plus held permits) atomically; writes nothing.
 -- redisson: none
 -- time: none

@@ -1,5 +1,5 @@
 -- name: psemaphore/try_set_permits
--- version: 3
+-- version: 4
 -- summary: Initialise a permit-expirable semaphore's count, only if it has no count yet (after reclaiming).
 -- redisson: RedissonPermitExpirableSemaphore.trySetPermitsAsync (no key -> set, publish, 1; else 0)
 -- time: server - "now" decides which permits expired; they are reclaimed first (creating the count if missing)

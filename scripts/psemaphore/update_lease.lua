@@ -1,5 +1,5 @@
 -- name: psemaphore/update_lease
--- version: 4
+-- version: 5
 -- summary: Set a new lease on a permit that is still held: it now expires lease_ms after the server's TIME.
 -- redisson: RedissonPermitExpirableSemaphore.updateLeaseTimeAsync (reclaim; zscore -> zadd, 1; else 0)
 -- time: server - "now" decides which permits expired, and the new expiry is TIME in ms + lease_ms

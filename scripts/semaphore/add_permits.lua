@@ -1,5 +1,5 @@
 -- name: semaphore/add_permits
--- version: 5
+-- version: 6
 -- summary: Add to (or, with a negative delta, take from) a semaphore's count; a rise grants the first waiter.
 -- redisson: RedissonSemaphore.addPermitsAsync(permits) (set get + delta, publish the new count); grant: rlk's
 -- time: none
@@ -12,7 +12,7 @@
 -- ARGV[3]: publish - the publish command: publish, or spublish (Redis 7 sharded pub/sub), as Redisson 4.7 passes it
 -- return integer: the new count (key created when missing, TTL kept); a rise above 0 grants and publishes as release
 -- error RLK_BADARG: not exactly 4 keys and 3 arguments, delta or claim_ms malformed or out of range, or overflow
--- error RLK_WRONGTYPE: the semaphore key not an integer string, the waiters key not a list, the grant not a string
+-- error RLK_WRONGTYPE: semaphore key not an integer string, grant not a string, waiters not a list (read: no grant)
 -- error RLK_BADPUBLISH: publish is not exactly publish or spublish
 -- end
 
@@ -20,14 +20,14 @@ local MAX_COUNT = 9007199254740991
 
 --- @include "lib/is_delta"
 
--- The checks (lib/sem_check on the keys' types): the count (nil when there is no key) and the
--- publish command, or an error reply.
+-- The checks (lib/sem_args, the keys' types included): the count (nil when there is no key), the
+-- publish command and the queue's first entry when no reservation lives, or an error reply.
 --- @include "lib/sem_args"
 
 -- A rise grants the first waiter it covers (unless a reservation lives) and publishes the count.
 --- @include "lib/sem_rise"
 
-local count, publish, err = sem_args(is_delta, 'delta must be an integer in -1000000000000..1000000000000')
+local count, publish, head, err = sem_args(is_delta, 'delta must be an integer in -1000000000000..1000000000000')
 if err then return err end
 local semaphore, channel, waiters, grant = KEYS[1], KEYS[2], KEYS[3], KEYS[4]
 local delta, claim_ms = ARGV[1], ARGV[2]
@@ -38,6 +38,6 @@ end
 
 local new = redis.call('incrby', semaphore, delta)
 if new > 0 and new > old then
-  sem_rise(new, waiters, grant, claim_ms, channel, publish)
+  sem_rise(new, head, waiters, grant, claim_ms, channel, publish)
 end
 return new

@@ -1,5 +1,5 @@
 -- name: semaphore/available
--- version: 1
+-- version: 2
 -- summary: Read a semaphore's available permits (read-only).
 -- redisson: RedissonSemaphore.availablePermitsAsync (get)
 -- time: none

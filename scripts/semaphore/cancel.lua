@@ -1,5 +1,5 @@
 -- name: semaphore/cancel
--- version: 2
+-- version: 3
 -- summary: A waiter that gives up leaves the semaphore's queue; its unclaimed reservation passes on.
 -- redisson: none (rlk's waiter queue)
 -- time: none

@@ -1,5 +1,5 @@
 -- name: semaphore/drain
--- version: 1
+-- version: 2
 -- summary: Take every available permit at once (a negative count is reset to 0); publishes nothing.
 -- redisson: RedissonSemaphore.drainPermitsAsync (get; set 0; return the old count)
 -- time: none

@@ -1,5 +1,5 @@
 -- name: semaphore/release_if_exists
--- version: 4
+-- version: 5
 -- summary: Give permits back to a semaphore only while its key exists (never re-creating one that expired).
 -- redisson: RedissonSemaphore.releaseIfExistsAsync(permits) (exists == 0 -> 0; incrby, publish, 1); grant: rlk's
 -- time: none
@@ -13,7 +13,7 @@
 -- return 1: released: count + permits (TTL kept); when > 0, the first waiter it covers granted, count published
 -- return 0: there is no semaphore key (never set, deleted or expired); nothing changed, nothing published
 -- error RLK_BADARG: not exactly 4 keys and 3 arguments, permits or claim_ms out of range, or overflow
--- error RLK_WRONGTYPE: the semaphore key not an integer string, the waiters key not a list, the grant not a string
+-- error RLK_WRONGTYPE: semaphore key not an integer string, grant not a string, waiters not a list (read: no grant)
 -- error RLK_BADPUBLISH: publish is not exactly publish or spublish
 -- end
 

@@ -1,5 +1,5 @@
 -- name: semaphore/try_acquire
--- version: 1
+-- version: 2
 -- summary: Take permits from a semaphore when that many are available; never waits, publishes nothing.
 -- redisson: RedissonSemaphore.tryAcquireAsync(permits) (get >= permits -> decrby, 1; else 0)
 -- time: none
