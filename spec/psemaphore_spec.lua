@@ -921,6 +921,34 @@ describe("psemaphore queue and grants", function()
     end
   end)
 
+  -- What the usual calls cost the server, command by command (sa.count_commands): of the four
+  -- keys only the timeouts key's type is read by TYPE; the grant by GET, the queue not at all by
+  -- the single try of a semaphore of one permit, by LINDEX in the release.
+  it("the usual single try and release run 9 commands each, one TYPE (the timeouts key's)", function()
+    r:call("SET", SEM, "1")
+    local rep, counts, total = sa.count_commands(r, function() return acquire(LEASE, "u1") end)
+    assert.same({ "u1" }, rep)
+    assert.equal(1, counts.type)
+    assert.is_nil(counts.lindex)
+    assert.equal(9, total)
+    rep, counts, total = sa.count_commands(r, function() return release("u1") end)
+    assert.equal(1, rep)
+    assert.equal(1, counts.type)
+    assert.equal(9, total)
+    assert.equal("1", r:call("GET", SEM))
+  end)
+
+  it("a waiters key of another type is refused only by the calls that read the queue", function()
+    r:call("SET", SEM, "1")
+    r:call("SET", WAITERS, "x")
+    assert.same({ "u1" }, acquire(LEASE, "u1"))     -- takes the one permit: no queue read
+    assert.equal("x", r:call("GET", WAITERS))
+    local before = sa.snapshot(r, { SEM, TIMEOUTS, WAITERS, GRANT })
+    sa.assert_error(release("u1"), "RLK_WRONGTYPE")  -- a rise serves the queue: it reads it
+    sa.assert_error(acquire_t(A, "a1"), "RLK_WRONGTYPE")
+    sa.assert_unchanged(r, before)
+  end)
+
   sa.publish_cases(r, { SEM, TIMEOUTS, WAITERS, GRANT }, function()
     r:call("SET", SEM, "2")
     acquire(LEASE, "h1", "h2")

@@ -1,5 +1,5 @@
 -- name: psemaphore/acquire
--- version: 7
+-- version: 8
 -- summary: Take permits (stored by id until they expire) unless reserved for another waiter, or queue.
 -- redisson: RedissonPermitExpirableSemaphore.tryAcquireAsync (reclaim; decrby + zadd ids); queue, grant: rlk's
 -- time: server - "now" (which permits expired) and each new permit's expiry (TIME in ms + lease_ms) come from TIME
@@ -20,7 +20,7 @@
 -- error RLK_BADARG: not 5 keys or under 5 arguments, ticket or claim_ms bad, an id empty, long or repeated
 -- error RLK_HELD: an id is held already (a permit of it not expired): the caller's own lost acquire ran
 -- error RLK_BADLEASE: lease_ms is not an integer in 1..1000000000000
--- error RLK_WRONGTYPE: semaphore not an integer in +-(2^53-1), timeouts not a zset, waiters, grant not list, string
+-- error RLK_WRONGTYPE: semaphore not an integer in +-(2^53-1), timeouts no zset, grant no string, waiters no list
 -- error RLK_BADPUBLISH: publish is not exactly publish or spublish
 -- end
 
@@ -33,9 +33,11 @@ local NON_EXPIRABLE = 922337203685477 -- the expiry Redisson gives a permit acqu
 
 --- @include "lib/int"
 
--- The count a semaphore key holds (nil when there is no key) after checking the timeouts,
--- waiters and grant keys, or nil and an error reply.
---- @include "lib/psem_check"
+-- The count a semaphore key holds (nil when there is no key) after checking the timeouts key,
+-- or nil and an error reply.
+--- @include "lib/psem_load"
+
+--- @include "lib/wrong_type"
 
 --- @include "lib/now_ms"
 
@@ -82,8 +84,12 @@ for i = 5, #ARGV do
   seen[id] = i - 4
   ids[i - 4] = id
 end
-local count, err = psem_check(semaphore, timeouts, waiters, grant)
+local count, err = psem_load(semaphore, timeouts)
 if err then return err end
+local read = redis.pcall('get', grant)
+if type(read) == 'table' then
+  return redis.error_reply('RLK_WRONGTYPE ' .. wrong_type(grant, 'string', 'grant'))
+end
 local now = now_ms()
 for i, id in ipairs(ids) do
   local score = redis.call('zscore', timeouts, id)
@@ -97,11 +103,22 @@ if before + expired > MAX_COUNT then
   return redis.error_reply('RLK_BADARG reclaiming expired permits would take the count above 9007199254740991')
 end
 
-reclaim(semaphore, timeouts, now, expired)
 local n = #ids
-local me = t ~= 0 and (string.format('%d', t < 0 and -t or t) .. ' ' .. n) or nil
-local held, reserved, lost = sem_claim(grant, redis.call('get', grant), me)  -- its own: claimed (or lost)
+-- The queue is read or written only by a waiter (t ~= 0), or by a single try while no
+-- reservation lives that reclaims expired permits or leaves free ones over (they serve the
+-- first waiter): its type is checked then, before any write. The usual single try of a semaphore
+-- of one permit never touches it.
 local available = before + expired
+if t ~= 0 or not read and (expired > 0 or available > 0 and available ~= n) then
+  local why = wrong_type(waiters, 'list', 'waiters')
+  if why then
+    return redis.error_reply('RLK_WRONGTYPE ' .. why)
+  end
+end
+
+reclaim(semaphore, timeouts, now, expired)
+local me = t ~= 0 and (string.format('%d', t < 0 and -t or t) .. ' ' .. n) or nil
+local held, reserved, lost = sem_claim(grant, read, me)      -- its own reservation: claimed (or lost)
 if expired > 0 and not reserved and not lost and redis.call('lindex', waiters, 0) ~= me then
   -- An expiry reclaim serves the queue first: the first waiter the permits cover is granted
   -- before this caller (which is not that waiter) may take what is left.

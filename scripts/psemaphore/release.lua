@@ -1,5 +1,5 @@
 -- name: psemaphore/release
--- version: 5
+-- version: 6
 -- summary: Give back permits by id (expired or unknown ids not counted); reserve them for the first waiter.
 -- redisson: RedissonPermitExpirableSemaphore.tryReleaseAsync(ids) (reclaim; zrem ids; incrby; publish); grant: rlk's
 -- time: server - "now" decides which permits expired (they are reclaimed first, so they no longer count as held)
@@ -13,7 +13,7 @@
 -- ARGV[3..n]: ids - permit ids to give back, each 1..1024 bytes
 -- return integer: how many of the ids were held and are now released (0: expired, unknown or released)
 -- error RLK_BADARG: not 5 keys, no claim_ms, publish or id, claim_ms bad, an id empty or over 1024 bytes, overflow
--- error RLK_WRONGTYPE: semaphore not an integer in +-(2^53-1), timeouts not a zset, waiters, grant not list, string
+-- error RLK_WRONGTYPE: semaphore not an integer in +-(2^53-1), timeouts no zset, grant no string, waiters no list
 -- error RLK_BADPUBLISH: publish is not exactly publish or spublish
 -- end
 
@@ -21,9 +21,13 @@ local MAX_COUNT = 9007199254740991
 
 --- @include "lib/int"
 
--- The count a semaphore key holds (nil when there is no key) after checking the timeouts,
--- waiters and grant keys, or nil and an error reply.
---- @include "lib/psem_check"
+-- The count a semaphore key holds (nil when there is no key) after checking the timeouts key,
+-- or nil and an error reply.
+--- @include "lib/psem_load"
+
+-- Whether a reservation lives, else the queue's first entry (the grant and queue keys refused
+-- when of another type where they are read).
+--- @include "lib/sem_peek"
 
 --- @include "lib/now_ms"
 
@@ -52,8 +56,10 @@ for i = 3, #ARGV do
     return redis.error_reply('RLK_BADARG permit id ' .. (i - 2) .. ' must be 1..1024 bytes')
   end
 end
-local count, err = psem_check(semaphore, timeouts, waiters, grant)
+local count, err = psem_load(semaphore, timeouts)
 if err then return err end
+local _, head, bad = sem_peek(waiters, grant)
+if bad then return bad end
 local now = now_ms()
 local before = count or 0
 local expired = redis.call('zcount', timeouts, '-inf', int(now))
@@ -71,7 +77,7 @@ if released > 0 then
 end
 local available = before + expired + released
 -- One reservation at a time: while one lives, its grantee's claim grants the next (the chain).
-if available > 0 and redis.call('exists', grant) == 0 then
+if available > 0 and head then
   sem_grant(waiters, grant, available, claim_ms, channel, publish)
 end
 if available > before and available > 0 then
