@@ -1,5 +1,5 @@
 -- name: psemaphore/acquire
--- version: 8
+-- version: 9
 -- summary: Take permits (stored by id until they expire) unless reserved for another waiter, or queue.
 -- redisson: RedissonPermitExpirableSemaphore.tryAcquireAsync (reclaim; decrby + zadd ids); queue, grant: rlk's
 -- time: server - "now" (which permits expired) and each new permit's expiry (TIME in ms + lease_ms) come from TIME
@@ -46,7 +46,7 @@ local NON_EXPIRABLE = 922337203685477 -- the expiry Redisson gives a permit acqu
 
 --- @include "lib/publish_cmd"
 
---- @include "lib/sem_ticket"
+--- @include "lib/sem_wait_args"
 
 -- Reserves permits for the first waiter avail covers and wakes it alone.
 --- @include "lib/sem_grant"
@@ -65,13 +65,8 @@ if not publish then return bad_publish end
 if not is_lease(lease_ms) then
   return redis.error_reply('RLK_BADLEASE lease_ms must be an integer in 1..1000000000000')
 end
-local t = sem_ticket(ARGV[2])
-if not t then
-  return redis.error_reply('RLK_BADARG ticket must be 0 or an integer t with |t| in 33554432..67108863')
-end
-if not is_lease(claim_ms) then
-  return redis.error_reply('RLK_BADARG claim_ms must be an integer in 1..1000000000000')
-end
+local t, bad_wait = sem_wait_args(ARGV[2], claim_ms)
+if not t then return bad_wait end
 local ids, seen = {}, {}
 for i = 5, #ARGV do
   local id = ARGV[i]

@@ -1,5 +1,5 @@
 -- name: semaphore/acquire
--- version: 4
+-- version: 5
 -- summary: Take permits when enough are not reserved for another waiter, claim a reservation, or join the queue.
 -- redisson: RedissonSemaphore.tryAcquireAsync(permits) (get >= permits -> decrby); queue and grant: rlk's
 -- time: none
@@ -57,9 +57,7 @@ end
 -- luacheck: push ignore 431 (their parameters are named as the keys and arguments passed)
 --- @include "lib/is_permits"
 
---- @include "lib/is_lease"
-
---- @include "lib/sem_ticket"
+--- @include "lib/sem_wait_args"
 
 --- @include "lib/wrong_type"
 
@@ -84,13 +82,8 @@ if not usual then
   if not is_permits(permits) then
     return redis.error_reply('RLK_BADARG permits must be an integer in 1..1000000000000')
   end
-  t = sem_ticket(ARGV[2])
-  if not t then
-    return redis.error_reply('RLK_BADARG ticket must be 0 or an integer t with |t| in 33554432..67108863')
-  end
-  if not is_lease(claim_ms) then
-    return redis.error_reply('RLK_BADARG claim_ms must be an integer in 1..1000000000000')
-  end
+  t, err = sem_wait_args(ARGV[2], claim_ms)
+  if not t then return err end
   count, err = load_count(semaphore)
   if err then return err end
   read = redis.pcall('get', grant)
