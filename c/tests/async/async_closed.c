@@ -388,7 +388,7 @@ static void readonly_order_run(int first)
 
     seen = (ro_wait){&sn.data[0], readonly_errors(&sn.data[0]) + 3};
     {
-        redisReply *x = rlk_fx_command(&sn.data[0], "REPLICAOF 127.0.0.1 %d", rlk_fx_free_port());
+        redisReply *x = rlk_fx_command(&sn.data[0], "REPLICAOF 127.0.0.1 %d", rlk_fx_refused_port());
 
         REQUIRE(x && x->type == REDIS_REPLY_STATUS);
         freeReplyObject(x);

@@ -205,7 +205,7 @@ static void replica(void)
     fres x;
     char buf[64];
     const char *v[] = {"on the master"}, *w[] = {"on the replica"};
-    int port = rlk_fx_free_port();
+    int port = rlk_fx_refused_port();
 
     REQUIRE(port > 0 && cl_open(&c) == RLK_OK);
     REQUIRE(fw(&c, &x, "set", "{ar}:fence", "{ar}:d", 10, 1, v, NULL));

@@ -429,7 +429,7 @@ static void test_usage(void)
     {
         char refused[64];
 
-        snprintf(refused, sizeof refused, "redis://127.0.0.1:%d", rlk_fx_free_port());
+        snprintf(refused, sizeof refused, "redis://127.0.0.1:%d", rlk_fx_refused_port());
         r = RUN("check", "--url", refused);
         expect_status(&r, 3, "check (connection refused)");
         expect_one_line_error(&r, "check (connection refused)");

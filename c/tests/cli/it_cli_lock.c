@@ -155,7 +155,7 @@ static void test_exit_codes(void)
 static void test_connection_refused(void)
 {
     char dead[128];
-    int port = rlk_fx_free_port();
+    int port = rlk_fx_refused_port();
     const char *ran = cli_path("refused.ran");
     char touch[500];
     cli_result r;

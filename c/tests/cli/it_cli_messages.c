@@ -546,7 +546,7 @@ int main(int argc, char **argv)
         return 1;
     rlk_fx_url(&secure, -1, secure_url, sizeof secure_url);
     rlk_fx_url(&paused, -1, paused_url, sizeof paused_url);
-    snprintf(refused_url, sizeof refused_url, "redis://127.0.0.1:%d", rlk_fx_free_port());
+    snprintf(refused_url, sizeof refused_url, "redis://127.0.0.1:%d", rlk_fx_refused_port());
     RUN_TEST(test_verbose_member_urls);
     RUN_TEST(test_verbose_elect_fastmulti);
     RUN_TEST(test_verbose_redlock_one_name);

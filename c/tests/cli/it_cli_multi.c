@@ -166,7 +166,7 @@ static void test_all_busy(void)
 
     /* A member whose server does not answer: exit 3, nothing left held. */
     char dead[160];
-    snprintf(dead, sizeof dead, "redis://127.0.0.1:%d#bd", rlk_fx_free_port());
+    snprintf(dead, sizeof dead, "redis://127.0.0.1:%d#bd", rlk_fx_refused_port());
     r = RUN("lock", "--all", member(0, "ba"), dead, "--", "true");
     expect_status(&r, 3, "--all with a member's server down");
     expect_one_line_error(&r, "--all with a member's server down");

@@ -357,7 +357,7 @@ static void test_write_on_replica(void)
     rlk_client *c = tk_connect(url, 0, 1);
     const char *v[] = {"on the master"};
     char buf[64];
-    int port = rlk_fx_free_port(), rc;
+    int port = rlk_fx_refused_port(), rc;
 
     REQUIRE(c != NULL && port > 0);
     rc = rlk_fence_write(c, "set", "{rep}:fence", "{rep}:data", 10, 1, v, NULL, NULL, NULL);

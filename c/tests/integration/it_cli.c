@@ -299,7 +299,7 @@ static void test_scripts_list(void)
     cli_result r;
 
     /* Needs no server: the URL points at a port nobody listens on. */
-    snprintf(refused, sizeof refused, "redis://127.0.0.1:%d", rlk_fx_free_port());
+    snprintf(refused, sizeof refused, "redis://127.0.0.1:%d", rlk_fx_refused_port());
     r = RUN("--url", refused, "scripts", "list");
     expect_status(&r, 0, "rlk scripts list");
     CHECK_INT_EQ(count_lines_with_sha(r.out), (long long)rlk_embedded_count());
@@ -465,7 +465,7 @@ static void test_connection_errors(void)
     rlk_fx_server secured;
     cli_result r;
 
-    snprintf(refused, sizeof refused, "redis://127.0.0.1:%d", rlk_fx_free_port());
+    snprintf(refused, sizeof refused, "redis://127.0.0.1:%d", rlk_fx_refused_port());
     r = RUN("--url", refused, "scripts", "verify");
     expect_status(&r, EXIT_CONNECT, "verify, connection refused");
     expect_one_line_error(&r, "verify, connection refused");

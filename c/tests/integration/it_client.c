@@ -315,7 +315,7 @@ static void test_bad_urls(void)
 static void test_connection_refused(void)
 {
     char url[320];
-    int port = rlk_fx_free_port();
+    int port = rlk_fx_refused_port();
     rlk_client *c;
 
     REQUIRE(port > 0);

@@ -19,7 +19,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <arpa/inet.h>
+#include <netinet/in.h>
 #include <sys/resource.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -269,9 +272,12 @@ static void test_start_n(void)
         CHECK(s[i].pid == 0 && s[i].dir[0] == '\0');
 }
 
-static void test_free_port_refuses(void)
+/* A refused port refuses connections, and a server (which binds with SO_REUSEADDR, as Redis
+ * and Valkey do) cannot take it while the test runs. */
+static void test_refused_port_refuses(void)
 {
-    int port = rlk_fx_free_port();
+    int port = rlk_fx_refused_port(), fd, one = 1;
+    struct sockaddr_in addr;
     redisContext *ctx;
 
     REQUIRE(port > 0);
@@ -279,6 +285,16 @@ static void test_free_port_refuses(void)
     CHECK(ctx == NULL || ctx->err != 0);
     if (ctx)
         redisFree(ctx);
+    fd = socket(AF_INET, SOCK_STREAM, 0);
+    REQUIRE(fd >= 0);
+    setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
+    memset(&addr, 0, sizeof addr);
+    addr.sin_family = AF_INET;
+    addr.sin_port = htons((unsigned short)port);
+    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    CHECKF(bind(fd, (struct sockaddr *)&addr, sizeof addr) != 0 || listen(fd, 1) != 0,
+           "a server could take the refused port %d", port);
+    close(fd);
 }
 
 /* How a child test process ends after starting a server. */
@@ -558,7 +574,7 @@ int main(void)
     RUN_TEST(test_pause_resume);
     RUN_TEST(test_client_pause);
     RUN_TEST(test_start_n);
-    RUN_TEST(test_free_port_refuses);
+    RUN_TEST(test_refused_port_refuses);
     RUN_TEST(test_key_slot);
     RUN_TEST(test_cluster);
     RUN_TEST(test_sentinel);

@@ -96,7 +96,7 @@ static void test_connect(void)
     REQUIRE(m >= 0);
     /* A sentinel that is not there first: passed over. */
     snprintf(url, sizeof url, "%s+sentinel://127.0.0.1:%d,127.0.0.1:%d,127.0.0.1:%d/itmaster",
-             SCHEME, rlk_fx_free_port(), fx.sentinel[1].port, fx.sentinel[2].port);
+             SCHEME, rlk_fx_refused_port(), fx.sentinel[1].port, fx.sentinel[2].port);
     c = rlk_connect_url(url);
     REQUIRE(c != NULL);
     CHECKF(rlk_err(c) == RLK_OK, "connect: %s", rlk_errstr(c));

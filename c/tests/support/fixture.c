@@ -389,6 +389,27 @@ int rlk_fx_free_port(void)
     return -1;
 }
 
+int rlk_fx_refused_port(void)
+{
+    for (int i = 0; i < 200; i++) {
+        int port = FX_PORT_LOW + (int)(fx_random() % FX_PORT_SPAN);
+        struct sockaddr_in addr;
+        int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+
+        if (fd < 0)
+            break;
+        memset(&addr, 0, sizeof addr);
+        addr.sin_family = AF_INET;
+        addr.sin_port = htons((unsigned short)port);
+        addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+        if (bind(fd, (struct sockaddr *)&addr, sizeof addr) == 0)
+            return port; /* fd stays open (bound, not listening) until the process exits */
+        close(fd);
+    }
+    fprintf(stderr, "fixture: no loopback port could be held\n");
+    return -1;
+}
+
 static void fx_print_log_tail(const rlk_fx_server *s)
 {
     char buf[2048];

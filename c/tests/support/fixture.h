@@ -154,6 +154,11 @@ int rlk_fx_unix_url(const rlk_fx_server *s, int db, char *buf, size_t len);
 /* A loopback port that nothing listens on right now (bind test). -1 on failure. */
 int rlk_fx_free_port(void);
 
+/* A loopback port that refuses connections for as long as this process runs: bound (without
+ * SO_REUSEADDR) but never listening, so a connect there is refused and no server started
+ * beside the test can take it, as it can take rlk_fx_free_port's. -1 on failure. */
+int rlk_fx_refused_port(void);
+
 /* The exit status of a test whose server is not installed (ctest SKIP_RETURN_CODE). */
 #define RLK_FX_SKIP 77
 
