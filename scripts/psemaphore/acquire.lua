@@ -1,5 +1,5 @@
 -- name: psemaphore/acquire
--- version: 9
+-- version: 10
 -- summary: Take permits (stored by id until they expire) unless reserved for another waiter, or queue.
 -- redisson: RedissonPermitExpirableSemaphore.tryAcquireAsync (reclaim; decrby + zadd ids); queue, grant: rlk's
 -- time: server - "now" (which permits expired) and each new permit's expiry (TIME in ms + lease_ms) come from TIME
@@ -33,6 +33,38 @@ local NON_EXPIRABLE = 922337203685477 -- the expiry Redisson gives a permit acqu
 
 --- @include "lib/int"
 
+--- @include "lib/load_count"
+
+local semaphore, timeouts, channel, waiters, grant = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5]
+local lease_ms, claim_ms = ARGV[1], ARGV[3]
+-- The usual call, a single try for one permit, ends here when it takes it: no reservation
+-- lives, the id is not held, no permit expired, and no permit is left over for a waiter (the
+-- general case below does the rest). Its keys are read by redis.pcall: a key of another type
+-- sends the call on to the general case, which refuses it. Nothing is written before the
+-- permit is taken. Each helper not defined (a closure made on every call) is server time saved.
+if #KEYS == 5 and #ARGV == 5 and ARGV[2] == '0' and (ARGV[4] == 'publish' or ARGV[4] == 'spublish')
+  and is_lease(lease_ms) and #claim_ms < 13 and claim_ms:find('^[1-9]%d*$') and #ARGV[5] <= 1024
+  and #ARGV[5] >= 1 then
+  local count, err = load_count(semaphore)
+  if err then return err end
+  if count and count >= 1 and redis.pcall('get', grant) == false then
+    local clock = redis.call('time')
+    local now = tonumber(clock[1]) * 1000 + math.floor(tonumber(clock[2]) / 1000)
+    local id = ARGV[5]
+    if redis.pcall('zscore', timeouts, id) == false and redis.call('zcount', timeouts, '-inf', int(now)) == 0
+      and (count == 1 or redis.pcall('lindex', waiters, 0) == false) then
+      redis.call('decrby', semaphore, 1)
+      redis.call('zadd', timeouts, int(now + tonumber(lease_ms)), id)
+      local ttl = redis.call('pttl', semaphore)
+      if ttl > 0 then
+        redis.call('pexpire', timeouts, ttl)
+      end
+      return {id}
+    end
+  end
+end
+
+-- luacheck: push ignore 431 (their parameters are named as the keys and arguments passed)
 -- The count a semaphore key holds (nil when there is no key) after checking the timeouts key,
 -- or nil and an error reply.
 --- @include "lib/psem_load"
@@ -54,12 +86,11 @@ local NON_EXPIRABLE = 922337203685477 -- the expiry Redisson gives a permit acqu
 --- @include "lib/sem_claim"
 
 --- @include "lib/sem_queue"
+-- luacheck: pop
 
 if #KEYS ~= 5 or #ARGV < 5 then
   return redis.error_reply('RLK_BADARG expected 5 keys and 5 or more arguments')
 end
-local semaphore, timeouts, channel, waiters, grant = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5]
-local lease_ms, claim_ms = ARGV[1], ARGV[3]
 local publish, bad_publish = publish_cmd(ARGV[4])
 if not publish then return bad_publish end
 if not is_lease(lease_ms) then

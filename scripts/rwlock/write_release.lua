@@ -1,5 +1,5 @@
 -- name: rwlock/write_release
--- version: 7
+-- version: 8
 -- summary: Leave the write lock once; on the last exit downgrade to the owner's reads, or delete, grant; publish 1.
 -- redisson: RedissonWriteLock.unlockInnerAsync (hincrby -1; pexpire while held; else hdel + mode read or del)
 -- time: none
@@ -23,12 +23,41 @@
 -- error RLK_BADPUBLISH: publish is not exactly publish or spublish
 -- end
 
+-- Redisson's prefix of the per-read timeout keys: the hash tag of the lock's slot.
+--- @include "lib/timeout_prefix"
+
+local lock, channel, prefix, waiters, grant = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5]
+local owner, lease_ms, claim_ms = ARGV[1], ARGV[2], ARGV[3]
+-- The usual call (arguments the checks below accept, the usual lease and claim window) that ends
+-- the caller's only write, holding no read, while nobody waits: the mode, the write count and the
+-- reads by HGET, then LPOP, DEL, PUBLISH, and no helper defined (a closure made on every call).
+-- Anything else goes on below with what it read (no command sent twice); a key of another type
+-- fails the first read (redis.pcall) and is refused there, before any write.
+local mode, count, reads, head
+if #KEYS == 5 and #ARGV == 4 and (ARGV[4] == 'publish' or ARGV[4] == 'spublish')
+  and #owner >= 1 and #owner <= 1024 and owner ~= 'mode' and owner:sub(-6) ~= ':write'
+  and (lease_ms == '30000' or #lease_ms < 13 and lease_ms:find('^[1-9]%d*$'))
+  and #claim_ms < 13 and claim_ms:find('^[1-9]%d*$') and prefix == timeout_prefix(lock)
+  and redis.pcall('hget', lock, 'mode') == 'write' then
+  mode = 'write'
+  count = redis.call('hget', lock, owner .. ':write')
+  if count == '1' then
+    reads = redis.call('hget', lock, owner)
+    if not reads then
+      head = redis.pcall('lpop', waiters)
+      if head == false then
+        redis.call('del', lock)
+        redis.call(ARGV[4], channel, '1')
+        return 1
+      end
+    end
+  end
+end
+
+-- luacheck: push ignore 431 (their parameters are named as the keys and arguments passed)
 --- @include "lib/is_lease"
 
 --- @include "lib/is_owner"
-
--- Redisson's prefix of the per-read timeout keys: the hash tag of the lock's slot.
---- @include "lib/timeout_prefix"
 
 -- 'none', 'read' or 'write'; nil and the reason when the key is not a read-write lock.
 --- @include "lib/rw_mode"
@@ -39,21 +68,25 @@
 --- @include "lib/hand_over"
 
 -- The longest PTTL among the timeout keys of the owner's counted reads (< 0: none live; 0: a read in
--- its last millisecond, which Redis keeps until its clock passes the expire time).
-local function longest_own_read(lock, prefix, owner)
+-- its last millisecond, which Redis keeps until its clock passes the expire time). reads: the
+-- owner's field when read already (false: none), nil to read it.
+local function longest_own_read(lock, prefix, owner, reads)
   local longest = -2
-  local count = tonumber(redis.call('hget', lock, owner)) or 0
+  if reads == nil then
+    reads = redis.call('hget', lock, owner)
+  end
+  local count = tonumber(reads) or 0
   for n = count, 1, -1 do
     longest = math.max(longest, redis.call('pttl', prefix .. ':' .. owner .. ':rwlock_timeout:' .. n))
   end
   return longest
 end
 
+-- luacheck: pop
+
 if #KEYS ~= 5 or #ARGV ~= 4 then
   return redis.error_reply('RLK_BADARG expected 5 keys and 4 arguments')
 end
-local lock, channel, prefix, waiters, grant = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5]
-local owner, lease_ms, claim_ms = ARGV[1], ARGV[2], ARGV[3]
 local publish, bad_publish = publish_cmd(ARGV[4])
 if not publish then return bad_publish end
 if prefix ~= timeout_prefix(lock) then
@@ -68,13 +101,18 @@ end
 if not is_lease(claim_ms) then
   return redis.error_reply('RLK_BADARG claim_ms must be an integer in 1..1000000000000')
 end
-local mode, why = rw_mode(lock)
+local why
 if not mode then
-  return redis.error_reply('RLK_WRONGTYPE ' .. why)
+  mode, why = rw_mode(lock)
+  if not mode then
+    return redis.error_reply('RLK_WRONGTYPE ' .. why)
+  end
 end
 
 local writer = owner .. ':write'
-local count = mode == 'write' and redis.call('hget', lock, writer)
+if count == nil then
+  count = mode == 'write' and redis.call('hget', lock, writer)
+end
 if not count then
   return nil
 end
@@ -84,19 +122,20 @@ if (tonumber(count) or 0) > 1 then
   redis.call('pexpire', lock, lease_ms, 'gt')
   return 0
 end
-local longest = longest_own_read(lock, prefix, owner)
-local head = false
-if longest < 0 then
+local longest = longest_own_read(lock, prefix, owner, reads)
+if longest >= 0 then
+  head = false
+elseif head == nil then
   -- Freed: the first waiting writer leaves the queue (the first write, so a waiters key of
   -- another type is refused with nothing changed).
   head = redis.pcall('lpop', waiters)
-  if type(head) == 'table' then
-    return redis.error_reply('RLK_WRONGTYPE waiters key holds a ' .. redis.call('type', waiters).ok
-      .. ', not a list')
-  end
 end
-redis.call('hdel', lock, writer)
+if type(head) == 'table' then
+  return redis.error_reply('RLK_WRONGTYPE waiters key holds a ' .. redis.call('type', waiters).ok
+    .. ', not a list')
+end
 if longest >= 0 then
+  redis.call('hdel', lock, writer)
   redis.call('hset', lock, 'mode', 'read')
   -- PEXPIRE 0 would delete the hash while that read's key still exists: keep it 1 ms instead
   redis.call('pexpire', lock, math.max(longest, 1))
