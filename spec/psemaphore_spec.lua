@@ -925,19 +925,27 @@ describe("psemaphore queue and grants", function()
   -- is read by TYPE (a key of another type fails a redis.pcall read, which sends the call on to
   -- the general case); the queue is not read by the single try of a semaphore of one permit, and
   -- the release reads grant and queue by one EXISTS.
-  it("the usual single try runs 8 commands and the usual release 7, no TYPE", function()
+  it("the usual single try runs 7 commands and the usual release 7, no TYPE", function()
     r:call("SET", SEM, "1")
     local rep, counts, total = sa.count_commands(r, function() return acquire(LEASE, "u1") end)
     assert.same({ "u1" }, rep)
     assert.is_nil(counts.type)
     assert.is_nil(counts.lindex)
-    assert.equal(8, total)
+    assert.equal(7, total)
     rep, counts, total = sa.count_commands(r, function() return release("u1") end)
     assert.equal(1, rep)
     assert.is_nil(counts.type)
     assert.equal(1, counts.exists)
     assert.equal(7, total)
     assert.equal("1", r:call("GET", SEM))
+  end)
+
+  it("the usual single try refuses an id held already, changing nothing", function()
+    r:call("SET", SEM, "2")
+    assert.same({ "live" }, acquire(LEASE, "live"))
+    local before = sa.snapshot(r, { SEM, TIMEOUTS, WAITERS, GRANT })
+    sa.assert_error(acquire(LEASE * 2, "live"), "RLK_HELD")   -- a new score would show
+    sa.assert_unchanged(r, before)
   end)
 
   it("a single try that leaves permits over grants them to the first waiter they cover", function()

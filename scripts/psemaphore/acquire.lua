@@ -1,5 +1,5 @@
 -- name: psemaphore/acquire
--- version: 10
+-- version: 11
 -- summary: Take permits (stored by id until they expire) unless reserved for another waiter, or queue.
 -- redisson: RedissonPermitExpirableSemaphore.tryAcquireAsync (reclaim; decrby + zadd ids); queue, grant: rlk's
 -- time: server - "now" (which permits expired) and each new permit's expiry (TIME in ms + lease_ms) come from TIME
@@ -50,16 +50,17 @@ if #KEYS == 5 and #ARGV == 5 and ARGV[2] == '0' and (ARGV[4] == 'publish' or ARG
   if count and count >= 1 and redis.pcall('get', grant) == false then
     local clock = redis.call('time')
     local now = tonumber(clock[1]) * 1000 + math.floor(tonumber(clock[2]) / 1000)
-    local id = ARGV[5]
-    if redis.pcall('zscore', timeouts, id) == false and redis.call('zcount', timeouts, '-inf', int(now)) == 0
-      and (count == 1 or redis.pcall('lindex', waiters, 0) == false) then
+    -- Nothing expired, so an id there is held: ZADD NX adds nothing then, and the general case
+    -- refuses it (RLK_HELD).
+    if redis.pcall('zcount', timeouts, '-inf', int(now)) == 0
+      and (count == 1 or redis.pcall('lindex', waiters, 0) == false)
+      and redis.call('zadd', timeouts, 'NX', int(now + tonumber(lease_ms)), ARGV[5]) == 1 then
       redis.call('decrby', semaphore, 1)
-      redis.call('zadd', timeouts, int(now + tonumber(lease_ms)), id)
       local ttl = redis.call('pttl', semaphore)
       if ttl > 0 then
         redis.call('pexpire', timeouts, ttl)
       end
-      return {id}
+      return {ARGV[5]}
     end
   end
 end
