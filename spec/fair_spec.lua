@@ -358,6 +358,30 @@ describe("fair/acquire", function()
 end)
 
 describe("fair/release", function()
+  -- What the usual calls cost the server, command by command (sa.count_commands): each key is
+  -- read once, whether the call ends on the usual path or goes on (held, queued, a handoff).
+  it("the usual calls read each key once: acquire 7 commands, release 5, a handoff's release 7", function()
+    local rep, _, total = sa.count_commands(r, function() return acquire(A) end)
+    assert.equal(NIL, rep)
+    assert.equal(7, total)
+    local counts
+    rep, counts = sa.count_commands(r, function() return acquire(B) end)   -- held: queued
+    assert.is_number(rep)
+    assert.equal(1, counts.time)
+    assert.equal(1, counts.pttl)
+    assert.equal(1, counts.lindex)
+    rep, counts, total = sa.count_commands(r, function() return release(A) end)   -- hands over
+    assert.equal(1, rep)
+    assert.equal(1, counts.time)
+    assert.equal(1, counts.lindex)
+    assert.equal(7, total)
+    assert.same({ wake(B) }, r:published())
+    assert.equal(NIL, acquire(B))
+    rep, _, total = sa.count_commands(r, function() return release(B) end)
+    assert.equal(1, rep)
+    assert.equal(5, total)
+  end)
+
   it("releases the last hold and wakes the head waiter on its own channel", function()
     held_with_queue()
     r:published()

@@ -1,5 +1,5 @@
 -- name: fair/acquire
--- version: 7
+-- version: 8
 -- summary: Acquire or re-enter a fair lock in FIFO order, or join its queue (or stay in it, moving its deadline on).
 -- redisson: RedissonFairLock.tryLockInnerAsync (EVAL_LONG: drop stale waiters; acquire when first; else enqueue)
 -- time: server - now for the waiters' deadlines (Redisson passes the client's clock)
@@ -17,8 +17,18 @@
 -- error RLK_WRONGTYPE: lock key not a lock's (lib/lock_shape), queue not a list, or timeouts not a sorted set
 -- end
 
+-- The usual acquire of a free lock ends here; otherwise what it read goes on (lib/fair_take).
+--- @include "lib/fair_take"
+
+local taken, now, due, head, pttl = fair_take()
+if taken then
+  return nil
+end
+
+-- luacheck: push ignore 431 (their parameters are named as the values passed)
 -- Checks, reads, drops stale waiters, then acquires, re-enters or queues (lib/fair_acquire).
 --- @include "lib/fair_acquire"
+-- luacheck: pop
 
-local reply = fair_acquire(true)
+local reply = fair_acquire(true, now, due, head, pttl)
 return reply

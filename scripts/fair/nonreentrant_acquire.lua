@@ -1,5 +1,5 @@
 -- name: fair/nonreentrant_acquire
--- version: 4
+-- version: 5
 -- summary: Acquire a non-reentrant fair lock in FIFO order, or join its queue; the holder asking again is refused.
 -- redisson: RedissonNonReentrantFairLock.tryLockInnerAsync (drop stale; acquire when first; own -> error; else queue)
 -- time: server - now for the waiters' deadlines (Redisson passes the client's clock)
@@ -18,11 +18,21 @@
 -- error RLK_REENTRY: owner holds the lock already (Redisson: NON_REENTRANT_REACQUIRE); nothing changed
 -- end
 
+-- The usual acquire of a free lock ends here; otherwise what it read goes on (lib/fair_take).
+--- @include "lib/fair_take"
+
+local taken, now, due, head, pttl = fair_take()
+if taken then
+  return nil
+end
+
+-- luacheck: push ignore 431 (their parameters are named as the values passed)
 -- Checks, reads, drops stale waiters, then acquires or queues (lib/fair_acquire); the holder asking
 -- again is refused before the first write (Redisson drops stale waiters first).
 --- @include "lib/fair_acquire"
+-- luacheck: pop
 
-local reply, holds = fair_acquire(false)
+local reply, holds = fair_acquire(false, now, due, head, pttl)
 if holds then
   return redis.error_reply('RLK_REENTRY the lock is non-reentrant and owner holds it already')
 end

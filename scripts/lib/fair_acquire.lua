@@ -8,7 +8,9 @@
 -- Returns the script's reply: nil (acquired or re-entered), the ms to wait (first in the queue:
 -- the holder's PTTL, -1 for none; behind the head: until the head's deadline), or an error reply.
 -- reentrant false: a caller that holds the lock is not re-entered; the function returns nil, true
--- before any write (Redisson checks after dropping stale waiters) and the script refuses.
+-- before any write (Redisson checks after dropping stale waiters) and the script refuses. now, due,
+-- head, pttl: what lib/fair_take read already (now nil: nothing; pttl nil: not the PTTL), not read
+-- again.
 
 --- @include "lib/is_lease"
 --- @include "lib/fair_scan"
@@ -16,7 +18,7 @@
 --- @include "lib/drop_stale"
 --- @include "lib/lock_shape"
 
-local function fair_acquire(reentrant)
+local function fair_acquire(reentrant, now, due, head, pttl)
   if #KEYS ~= 3 or #ARGV ~= 3 then
     return redis.error_reply('RLK_BADARG expected 3 keys and 3 arguments')
   end
@@ -33,11 +35,14 @@ local function fair_acquire(reentrant)
   end
   -- Reads first (each key's type checked by them), then writes. pttl: the lock's PTTL (-2: free),
   -- read when the caller may take it; held: whether the caller holds it (not read when free).
-  local now = now_ms()
-  local due, head, bad = fair_scan(queue, timeouts, now)
-  if bad then return bad end
-  local pttl, held = nil, 0
-  if not head or head == owner then
+  local bad, held
+  if not now then
+    now = now_ms()
+    due, head, bad = fair_scan(queue, timeouts, now)
+    if bad then return bad end
+  end
+  held = 0
+  if pttl == nil and (not head or head == owner) then
     pttl = redis.call('pttl', lock)
   end
   if pttl ~= -2 then
