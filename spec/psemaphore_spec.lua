@@ -938,6 +938,14 @@ describe("psemaphore queue and grants", function()
     assert.equal(1, counts.exists)
     assert.equal(7, total)
     assert.equal("1", r:call("GET", SEM))
+    -- A release that serves a waiter goes on at once: the count is read once, the EXISTS added.
+    acquire(LEASE, "u2")
+    acquire_t(A, "a1")
+    rep, counts = sa.count_commands(r, function() return release("u2") end)
+    assert.equal(1, rep)
+    assert.equal(1, counts.exists)
+    assert.equal(2, counts.get)                   -- the count and the reservation, once each
+    assert.equal(entry(A, 1), r:call("GET", GRANT))
   end)
 
   it("the usual single try refuses an id held already, changing nothing", function()

@@ -1,5 +1,5 @@
 -- name: psemaphore/release
--- version: 7
+-- version: 8
 -- summary: Give back permits by id (expired or unknown ids not counted); reserve them for the first waiter.
 -- redisson: RedissonPermitExpirableSemaphore.tryReleaseAsync(ids) (reclaim; zrem ids; incrby; publish); grant: rlk's
 -- time: server - "now" decides which permits expired (they are reclaimed first, so they no longer count as held)
@@ -26,16 +26,17 @@ local MAX_COUNT = 9007199254740991
 local semaphore, timeouts, channel, waiters, grant = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5]
 local claim_ms = ARGV[1]
 -- The usual call, one id given back while no reservation lives, nobody waits and no permit
--- expired, ends here (the general case below does the rest). A key of another type sends it on
--- to the general case, which refuses it: EXISTS sees any key, the timeouts key is read by
--- redis.pcall, and nothing is written before. Each helper not defined (a closure made on every
--- call) is server time saved.
+-- expired, ends here (the general case below does the rest; a release that serves a waiter
+-- pays the EXISTS only). A key of another type sends it on to the general case, which refuses
+-- it: EXISTS sees any key, the timeouts key is read by redis.pcall, and nothing is written before.
+-- Each helper not defined (a closure made on every call) is server time saved.
 if #KEYS == 5 and #ARGV == 3 and (ARGV[2] == 'publish' or ARGV[2] == 'spublish')
-  and #claim_ms < 13 and claim_ms:find('^[1-9]%d*$') and #ARGV[3] >= 1 and #ARGV[3] <= 1024 then
+  and #claim_ms < 13 and claim_ms:find('^[1-9]%d*$') and #ARGV[3] >= 1 and #ARGV[3] <= 1024
+  and redis.call('exists', grant, waiters) == 0 then
   local count, err = load_count(semaphore)
   if err then return err end
   local before = count or 0
-  if before < MAX_COUNT and redis.call('exists', grant, waiters) == 0 then
+  if before < MAX_COUNT then
     local clock = redis.call('time')
     local now = tonumber(clock[1]) * 1000 + math.floor(tonumber(clock[2]) / 1000)
     if redis.pcall('zcount', timeouts, '-inf', int(now)) == 0 then
