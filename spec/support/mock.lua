@@ -21,6 +21,12 @@
 local util = require("support.mock_util")
 local int64 = require("support.int64")
 
+-- Under LuaJIT: room for the machine code of the mock and the scripts it runs. With the default
+-- area (512 KB, 1000 traces) a long run (tools/modelcheck: 10^5 script calls) fills it, flushes
+-- every trace and compiles them again, over and over: up to 4 times the CPU, most of it the
+-- kernel's (an mprotect per trace).
+if jit then jit.opt.start("maxmcode=16384", "maxtrace=10000") end
+
 local mock = {}
 mock.NIL = util.NIL
 mock.DEFAULT_NOW_MS = 1700000000000
