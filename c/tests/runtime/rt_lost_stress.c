@@ -116,6 +116,20 @@ static int child_main(int argc, char **argv)
                     st.lost_replies, st.lost_adopted, st.lost_not_run, last_err);
             if (h)
                 freeReplyObject(h);
+            {
+                redisReply *w = redisCommand(side, "HGETALL {%s}:rlk_who", LOCK_NAME);
+                redisReply *t = redisCommand(side, "PTTL %s", LOCK_NAME);
+
+                fprintf(stderr, "  pid %d: owner %s, PTTL %lld, who:", (int)getpid(), owner,
+                        t ? t->integer : -9);
+                for (size_t k = 0; w && w->type == REDIS_REPLY_ARRAY && k < w->elements; k++)
+                    fprintf(stderr, " [%s]", w->element[k]->str ? w->element[k]->str : "?");
+                fprintf(stderr, "\n");
+                if (w)
+                    freeReplyObject(w);
+                if (t)
+                    freeReplyObject(t);
+            }
             pinned++;
             rlk_lock_force_unlock(l, NULL);   /* let the others go on */
         }
