@@ -459,7 +459,16 @@ static char *holder(const char *name)
  * subscription still comes and goes a little later (a waiter subscribes after it queued, a
  * stopped process's connection is closed by the server after it exited): top's refresh is
  * compared with the subscriber counts read just before and just after it, taken again (a bounded
- * poll) until those two agree. */
+ * poll) until those two agree and top's agree with them (one that came and went between the two
+ * reads shows only in top's). A top that never agrees fails after the poll. */
+/* top's subscriber count of name, -1 without a row. */
+static long long top_subscribers(const json_value *j, const char *name)
+{
+    const json_value *row = top_row(j, name);
+
+    return row ? (long long)json_get_number(row, "subscribers", -1) : -1;
+}
+
 static void sample(const char *const names[2], const long long queued[2], int point)
 {
     json_value *j = NULL;
@@ -473,7 +482,9 @@ static void sample(const char *const names[2], const long long queued[2], int po
         j = top_json("--pattern", "tc:*");
         subs_at[0] = numsub(names[0]);
         subs_at[1] = numsub(names[1]);
-        if (before[0] == subs_at[0] && before[1] == subs_at[1])
+        if (before[0] == subs_at[0] && before[1] == subs_at[1] && j &&
+            top_subscribers(j, names[0]) == subs_at[0] &&
+            top_subscribers(j, names[1]) == subs_at[1])
             break;
         rlk_fx_sleep_ms(50);
     }
