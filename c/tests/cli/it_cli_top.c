@@ -455,12 +455,6 @@ static char *holder(const char *name)
     return h;
 }
 
-/* One sample point: top's row of each name against the server. The queue has settled, but a
- * subscription still comes and goes a little later (a waiter subscribes after it queued, a
- * stopped process's connection is closed by the server after it exited): top's refresh is
- * compared with the subscriber counts read just before and just after it, taken again (a bounded
- * poll) until those two agree and top's agree with them (one that came and went between the two
- * reads shows only in top's). A top that never agrees fails after the poll. */
 /* top's subscriber count of name, -1 without a row. */
 static long long top_subscribers(const json_value *j, const char *name)
 {
@@ -469,6 +463,12 @@ static long long top_subscribers(const json_value *j, const char *name)
     return row ? (long long)json_get_number(row, "subscribers", -1) : -1;
 }
 
+/* One sample point: top's row of each name against the server. The queue has settled, but a
+ * subscription still comes and goes a little later (a waiter subscribes after it queued, a
+ * stopped process's connection is closed by the server after it exited): top's refresh is
+ * compared with the subscriber counts read just before and just after it, taken again (a bounded
+ * poll) until those two agree and top's agree with them (one that came and went between the two
+ * reads shows only in top's). A top that never agrees fails after the poll. */
 static void sample(const char *const names[2], const long long queued[2], int point)
 {
     json_value *j = NULL;
