@@ -14,13 +14,19 @@
 --     'held' -> "<t><tag> <owner>" lets a later cancel or acquire of that wait recognise the grant
 --     (who lives 60 s from then, as from a waiter's join: the mark may be all it holds). Reached
 --     nobody: dropped as a dead waiter, the next one popped. Refused (ACL): reserved as today;
+--     a record naming self (the holder id that frees the lock now) is dropped too, unpublished:
+--     that holder is releasing, not waiting, so the record is one its wait left when its give-up
+--     (reentrant/cancel) never ran, and writing the lock back in its name would leave it held by
+--     nobody who knows (held grants are for ids rlk makes, one wait of an id at a time);
 --   any other ticket: today's reservation and grant (lib/hand_over).
 -- known: the first ticket's record as the caller read it (false: none), or nil (not read: read
--- here). Returns the ticket granted and true when it holds the lock, the ticket when it is
--- reserved, or nil. The caller publishes the unlock message 0 on channel only when nothing was
--- held: a held handoff never leaves the lock free (Redisson's waiters would wake to find it held).
+-- here). self: the holder id that frees the lock. Returns the ticket granted and true when it
+-- holds the lock, the ticket when it is reserved, or nil. The caller publishes the unlock message 0
+-- on channel only when nothing was held: a held handoff never leaves the lock free (Redisson's
+-- waiters would wake to find it held).
 
-local function hand_over_held(head, lock, waiters, grant, who, claim_ms, channel, publish, known)
+local function hand_over_held(head, lock, waiters, grant, who, claim_ms, channel, publish, known,
+                              self)
   local reserved = false
   for _ = 1, 16 do
     if not head then
@@ -40,7 +46,7 @@ local function hand_over_held(head, lock, waiters, grant, who, claim_ms, channel
         lease_ms, tag, owner = rec:match('^([1-9]%d*)(:?%d*) (.+)$')
       end
       local wake = channel .. ':rlk:' .. string.format('%d', math.floor(t / 1024))
-      if owner then
+      if owner and owner ~= self then
         local n = redis.pcall(publish, wake, string.format('%.0f', t * 67108864 + 33554432) .. tag
                               .. ' ' .. owner)
         if type(n) == 'number' and n > 0 then
@@ -57,7 +63,7 @@ local function hand_over_held(head, lock, waiters, grant, who, claim_ms, channel
           redis.call('set', grant, head, 'PX', claim_ms)
           return head
         end
-      else
+      elseif not owner then
         redis.call('set', grant, head, 'PX', claim_ms)
         reserved = true
         if t < 33554432 then
@@ -69,7 +75,7 @@ local function hand_over_held(head, lock, waiters, grant, who, claim_ms, channel
         if type(n) ~= 'number' or n > 0 then
           return head
         end
-      end
+      end  -- else a stale record of self (above): the next ticket
     end
     head = redis.call('lpop', waiters)
   end

@@ -1,5 +1,5 @@
 -- name: reentrant/acquire
--- version: 23
+-- version: 24
 -- summary: Acquire or re-enter a reentrant lock, claim it when reserved for this waiter, or join the queue.
 -- redisson: RedissonLock.tryLockInnerAsync (hincrby + pexpire, pttl when held); rlk's: queue, grant, TTL never cut
 -- time: none
@@ -11,7 +11,7 @@
 -- ARGV[2]: owner - holder id <client-uuid>:<thread-id>, 1..1024 bytes
 -- ARGV[3]: ticket - optional with 3 keys (absent: 0); -67108863..67108863: 0 never queue; t > 0 new waiter; -t queued
 -- ARGV[4]: delay_ms - optional (with KEYS[4]): lock-delay ms, integer 1..1000000000000; or held[:<wait>]
--- return nil: acquired (free, reserved for no other ticket; own grant and entry dropped), re-entered, or held grant
+-- return nil: acquired (free or reserved for it: own grant, entry dropped), re-entered (-t: leaves queue), held grant
 -- return integer: not acquired; ms to wait at most: holder's PTTL (-1: none); reserved: grant's or -1
 -- return -3: not acquired; queued first behind another ticket's reservation: attempt again after its claim window
 -- return -4: not acquired, not queued: held (KEYS[4] who): -t neither queued nor recorded (its grant lapsed); draw anew
@@ -25,10 +25,9 @@
 local nkeys, nargs = #KEYS, #ARGV
 local lock, grant, lease_ms, owner, ticket = KEYS[1], KEYS[3], ARGV[1], ARGV[2], ARGV[3] or '0'
 -- The usual single try, decided first and alone: ticket 0, no lock-delay, an owner of 1..1024
--- bytes, the usual lease (the watchdog's '30000' by one comparison of interned strings, else under
--- 13 digits by one pattern). rlk's clients send its short form (3 keys, 2 arguments), older ones
--- ticket '0'. Its arguments pass the checks below, which are skipped: each check not made and
--- each argument fewer is server time saved on every call (docs/performance.md).
+-- bytes, the usual lease ('30000' by one comparison of interned strings, else under 13 digits by
+-- one pattern); the short form (3 keys, 2 arguments) or ticket '0'. Its arguments pass the checks
+-- below, skipped: each check and argument fewer saves server time (docs/performance.md).
 local usual = nargs == 2 and nkeys == 3 and #owner > 0 and #owner <= 1024
   and (lease_ms == '30000' or #lease_ms < 13 and lease_ms:find('^[1-9]%d*$'))
 if not usual then
@@ -192,12 +191,20 @@ else
     return nil
   end
   if mine == 1 then
-    -- A re-entry never shortens the hold: the holder id may be shared by several processes (a
-    -- nested rlk lock, a child handed the id), and another one may count on a longer lease. GT
-    -- sets the TTL only when it is later than the current one (a hold without a TTL keeps none).
+    -- A re-entry never shortens the hold: another process sharing the holder id (a nested rlk
+    -- lock, a child handed the id) may count on a longer lease. GT (a TTL-less hold keeps none).
     if delay then
       delayed, bad_delay = delay_left()
       if bad_delay then return bad_delay end
+    end
+    if t < 0 then
+      -- a queued waiter holds now: it leaves the queue (no later grant to an ended wait)
+      if type(redis.pcall('lrem', waiters, 0, me)) == 'table' then
+        return wrongtype(waiters, 'waiters', 'list')
+      end
+      if who then
+        redis.call('hdel', who, me)
+      end
     end
     redis.call('hincrby', lock, owner, 1)
     redis.call('pexpire', lock, lease_ms, 'gt')

@@ -1,5 +1,5 @@
 -- name: reentrant/cancel
--- version: 9
+-- version: 10
 -- summary: A waiter that gives up leaves the reentrant lock's queue; its unclaimed grant passes on.
 -- redisson: none (rlk's waiter queue)
 -- time: none
@@ -97,7 +97,7 @@ if who then
     end
     redis.call('del', lock)
     local _, held = hand_over_held(redis.call('lpop', waiters), lock, waiters, grant, who, claim_ms,
-                                   channel, publish)
+                                   channel, publish, nil, holder)
     if not held then
       redis.call(publish, channel, '0')
     end

@@ -1,5 +1,5 @@
 -- name: reentrant/release
--- version: 21
+-- version: 22
 -- summary: Leave a reentrant lock once; on the last exit delete it, reserve it for the first waiter, publish.
 -- redisson: RedissonLock.unlockInnerAsync (hincrby -1; pexpire while held, else del + publish 0); grant: rlk's
 -- time: none
@@ -12,7 +12,7 @@
 -- ARGV[2]: lease_ms - while the owner still holds it, its TTL is at least this (never cut), integer 1..1000000000000
 -- ARGV[3]: claim_ms - optional with ARGV[4] (both absent: 50, publish): the first waiter's time to claim, 1..10^12
 -- ARGV[4]: publish - optional with ARGV[3]: the publish command: publish, or spublish (Redis 7 sharded pub/sub)
--- ARGV[5]: held - optional (KEYS[5] who, no lock-delay): exactly held: a waiter with a record is granted held
+-- ARGV[5]: held - optional (KEYS[5] who, no lock-delay): exactly held: a waiter's record not owner's is granted held
 -- return nil: owner does not hold the lock (or there is no lock); nothing changed
 -- return 0: still held by owner: count decremented, TTL raised to lease_ms if shorter (none: kept none)
 -- return 1: released: the lock key deleted and message 0 (unlock) published on channel; nobody queued
@@ -180,7 +180,8 @@ if head then
 --- @include "lib/hand_over_held"
   -- luacheck: pop
   local held
-  granted, held = hand_over_held(head, lock, waiters, grant, who, claim_ms, channel, publish, rec)
+  granted, held = hand_over_held(head, lock, waiters, grant, who, claim_ms, channel, publish, rec,
+                                 owner)
   -- A held handoff publishes no 0: the lock went from one holder to the next without being free,
   -- and a 0 would only wake Redisson's waiters (and the first rlk waiter) to find it held.
   if held then
