@@ -68,6 +68,8 @@ typedef struct rlk_a_lockreq {
                                        with ending and end_msg */
     int give_again;
     const rlk_proto *give_row;      /* whose release gives them back (a doubted read's) */
+    int rest;                       /* an unlock releasing the holds the server counts beyond
+                                       the client's last (kinds/acq.h rlk_acq_rest) */
     rlk_a_wait w;                   /* its wake-ups (a_common.h): the call in flight, its
                                        listener on its own channel (else the lock's), the
                                        lock's channel while first (_QUEUE), its ticket (0: no
@@ -361,6 +363,8 @@ static void alk_released(rlk_a_lockreq *a, int rc, int outcome, long long left, 
 {
     rlk_a_hold *h = rlk_a_hold_find(a->h.ac, a->k->hold, a->name, a->owner);
     long long keep = rlk_acq_left(&a->m, rc, outcome, left, h ? h->count : 0);
+    const long long lease = h && h->lease_ms > 0 ? h->lease_ms
+                                                 : rlk_ae_client(a->h.ac)->watchdog_lease_ms;
     rlk_acq_act x;
 
     if (left < 0)
@@ -369,6 +373,16 @@ static void alk_released(rlk_a_lockreq *a, int rc, int outcome, long long left, 
         h->count = keep;
     else if (h && keep == 0)
         rlk_a_hold_drop(a->h.ac, h);
+    if (!a->acquire && rc == RLK_OK && outcome == RLK_REL_STILL_HELD && keep == 0 &&
+        rlk_acq_rest(&a->m, rlk_a_hold_doubt_take(a->h.ac, a->k->hold, a->name, a->owner))) {
+        /* The last hold the client counted, and the server counts more: released too, as the
+         * blocking unlock does (kinds/handle.c), one release at a time (alk_rest). */
+        a->rest = 1;
+        a->give_back = RLK_ACQ_GIVE_BACK_MAX;
+        a->lease_ms = lease;
+        if (alk_send(a, a->k->release, a->k->release_args, lease, 0, ALK_GIVE_BACK) == 0)
+            return;
+    }
     if (a->acquire)
         alk_complete(a, a->w.ending);
     else if (rc == RLK_OK && outcome == RLK_REL_NOT_OWNER && rlk_acq_not_held(&a->m, &x))
@@ -376,6 +390,21 @@ static void alk_released(rlk_a_lockreq *a, int rc, int outcome, long long left, 
     else
         rlk_ae_complete(a->h.r, rc, left > 0 ? left : outcome == RLK_REL_STILL_HELD, NULL,
                         rc == RLK_OK ? NULL : "%s", msg);
+}
+
+/* An unlock's release of the holds beyond the client's last (a->rest), outcome the last one's:
+ * again while the server still counts more (at most RLK_ACQ_GIVE_BACK_MAX), then the unlock
+ * completes with 0 holds left (released; not held: they went meanwhile), or 1 (still held: left
+ * to their lease; an unknown outcome kept as the task's doubt). The caller's own release ran. */
+static void alk_rest(rlk_a_lockreq *a, int outcome)
+{
+    if (outcome == RLK_REL_STILL_HELD && a->give_back > 0 &&
+        alk_send(a, a->k->release, a->k->release_args, a->lease_ms, 0, ALK_GIVE_BACK) == 0)
+        return;
+    if (outcome == RLK_REL_ERROR)
+        rlk_a_hold_doubt_keep(a->h.ac, a->k->hold, a->name, a->owner);
+    rlk_ae_complete(a->h.r, RLK_OK, outcome == RLK_REL_STILL_HELD || outcome == RLK_REL_ERROR,
+                    NULL, NULL);
 }
 
 /* Gives back, one release of the row's at a time (give_row: the kind's, or a doubted read's),
@@ -562,7 +591,10 @@ static void alk_reply(rlk_async *ac, int rc, const redisReply *r, const char *er
             a->give_back--;
         } else
             a->give_back = 0;   /* not ours (the hold went meanwhile), or unknown: no more */
-        alk_give_back(a);
+        if (a->rest)
+            alk_rest(a, rc);
+        else
+            alk_give_back(a);
         return;
     case ALK_RELEASE:
         if (again)

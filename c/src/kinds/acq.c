@@ -254,6 +254,11 @@ int rlk_acq_busy(rlk_acq *q, long long elapsed_ms, rlk_acq_act *a)
     return rlk_acq_waited(q->row->what, q->name, q->row->busy, elapsed_ms, a);
 }
 
+int rlk_acq_rest(const rlk_acq *q, int doubt)
+{
+    return !(q->row->flags & RLK_PROTO_VALUES) && (doubt || !q->given);
+}
+
 int rlk_acq_not_held(const rlk_acq *q, rlk_acq_act *a)
 {
     rlk_acq_act_clear(a, 0);

@@ -186,6 +186,16 @@ int rlk_acq_cancel(const rlk_acq *q, rlk_acq_act *a);
  * the release is sent: 1 when the release ends the hold (its renewal stops first). */
 long long rlk_acq_left(const rlk_acq *q, int rc, int outcome, long long left, long long count);
 
+/* The release of the last hold the client counted of the owner replied that the server still
+ * counts more (RLK_REL_STILL_HELD): 1 when those are released too (at most
+ * RLK_ACQ_GIVE_BACK_MAX releases, until one says released), 0 when they are left to their
+ * lease. doubt: the owner's unsettled call (a doubt, taken) may have left them. Released for
+ * any id with a doubt, and for an id rlk made (not given) always: such an id is one thread's or
+ * one task's, so a hold its client did not count is one nobody knows of (a grant to a wait that
+ * gave up and whose cancel never ran, re-entered since). A given id may be another process's
+ * too: without a doubt its count is theirs. Not for a value list (its counts are per value). */
+int rlk_acq_rest(const rlk_acq *q, int doubt);
+
 /* A release that found the hold not the owner's: END RLK_ERR_NOT_OWNER "unlock <what> <name>:
  * not held by <owner>" ("not every value held by" for a value list; both APIs). */
 int rlk_acq_not_held(const rlk_acq *q, rlk_acq_act *a);

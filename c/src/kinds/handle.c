@@ -253,6 +253,8 @@ static int rlk_handle_rest(rlk_handle_rel *rel, rlk_hold_spec *h, long long leas
     if (outcome == RLK_REL_ERROR) {
         rlk_fam_doubt_keep_lost(rel->b->c, h);
         outcome = RLK_REL_STILL_HELD;
+    } else if (outcome == RLK_REL_NOT_OWNER) {
+        outcome = RLK_REL_RELEASED;     /* the rest went meanwhile (its lease): gone all the same */
     }
     rlk_fam_err_put(rel->b->c, &e, RLK_OK);
     return outcome;
@@ -306,11 +308,11 @@ int rlk_handle_unlock(rlk_fam_base *b, const rlk_proto *row, const char *what,
     rlk_conn_after_write(NULL, NULL);
     outcome = rlk_handle_rel_settle(b, &m, &h, 0, NULL, rlk_handle_released, &rel, lease, outcome,
                                     &rc);
-    /* The last hold this client knew of, and the server still counts more: a call whose
-     * outcome was reported unsettled has left holds nobody was told of. Release them too (at
-     * most 8); the caller's own release did run, whatever happens to these. */
+    /* The last hold this client knew of, and the server still counts more: holds nobody was
+     * told of (kinds/acq.h rlk_acq_rest). Released too, as the machine says; the caller's own
+     * release did run, whatever happens to these. */
     if (outcome == RLK_REL_STILL_HELD && t.removed &&
-        rlk_fam_doubt_take(b->c, row->hold, b->name, owner))
+        rlk_acq_rest(&m, rlk_fam_doubt_take(b->c, row->hold, b->name, owner)))
         outcome = rlk_handle_rest(&rel, &h, lease);
     if (outcome == RLK_REL_ERROR && rc == RLK_ERR_SCRIPT && t.removed &&
         rlk_fam_acl_refused(b->c)) {
