@@ -20,6 +20,9 @@
  *              channel lingers with no task listening, so the next release grants that ticket
  *              the lock held; nobody renews or releases it, and the next waiter acquires within
  *              the gone task's lease and a slack (the stated bound), not before half of it
+ *   cancel lost, back  the same task waits again when the release grants the stale ticket in
+ *              its name: its live wait re-enters, leaves the queue, and its one unlock frees
+ *              the lock (the grant's count goes with it)
  *   stopped    B's process is stopped (SIGSTOP) before A's release: the grant reaches its
  *              client, the lock stays in its name for its lease (the stated bound), and the next
  *              waiter acquires within that lease and a slack, not before half of it
@@ -495,11 +498,53 @@ static long long paused_call(void)
     return n == 1 ? id : -1;
 }
 
-/* Task TASK of an rlk_async client, queued behind A, gives up (rlk_async_cancel) and its cancel
- * never runs: the server holds it back (CLIENT PAUSE WRITE) until its connection is killed. The
- * task is gone, its ticket still queued with its record, and its client's wake channel lingers
- * (1 s after its last listener left; the loop is not turned meanwhile, so it lingers until the
- * release). A's release, held, finds the channel heard (PUBLISH counts the lingering
+/* Task TASK of an rlk_async client c (opened here; owner: its holder id), queued for name
+ * behind A, gives up (rlk_async_cancel) and its cancel never runs: the server holds it back
+ * (CLIENT PAUSE WRITE) until its connection is killed. The task is gone, its ticket still queued
+ * with its record, A holding the lock, and the client's wake channel (into channel) lingers
+ * (1 s after its last listener left; the loop is not turned meanwhile). 0, or -1 (reported). */
+static int lose_cancel(const char *name, ap_cl *c, char *owner, size_t olen, char *channel,
+                       size_t clen, a_thread *a, rlk_lock *l0, rlk_lock *la)
+{
+    rlk_async_req *req;
+    long long t, id = -1;
+    ap_res x;
+
+    if (ap_cl_open(c, url, 30000, 0, 0) != 0)
+        return -1;
+    snprintf(owner, olen, "%s:%llu", rlk_async_uuid(c->ac), TASK);
+    memset(&x, 0, sizeof x);
+    if (a_start(a, l0, la, name) != 0 ||
+        !(req = AP_REQ(rlk_async_lock(c->ac, RLK_KIND_LOCK, name, TASK, 20000, LEASE, ap_on_res,
+                                      &x))) ||
+        drive_until_queued(c, name, 2) != 0 || !CHECK_INT_EQ(rlk_lock_unlock(l0), RLK_OK) ||
+        !CHECK_INT_EQ(a_holds(a), RLK_OK) ||
+        (t = tk_int(&srv, "LINDEX {%s}:rlk_waiters 0", name)) <= 0 ||
+        wake_channel(name, channel, clen) != 0) {
+        CHECK(!"the task did not queue behind A");
+        return -1;
+    }
+    tk_stall_reset(&stall);
+    if (tk_command_ok(&srv, "CLIENT PAUSE 10000 WRITE") != 0)
+        return -1;
+    rlk_async_cancel(req);
+    for (int i = 0; i < 500 && (id = paused_call()) < 0; i++)
+        aloop_run_until(c->l, NULL, NULL, 20);
+    CHECKF(id > 0, "the task's cancel was not seen held back by the pause");
+    CHECK(id > 0 && tk_command_ok(&srv, "CLIENT KILL ID %lld", id) == 0);
+    CHECK(ap_wait_res(c, &x, 10000));
+    CHECK(tk_command_ok(&srv, "CLIENT UNPAUSE") == 0);
+    CHECK_INT_EQ(x.err, RLK_ERR_CANCELLED);
+    if (!CHECKF(tk_int(&srv, "LLEN {%s}:rlk_waiters", name) == 1 &&
+                tk_int(&srv, "HEXISTS {%s}:rlk_who %lld", name, t) == 1,
+                "the gone task's ticket %lld left the queue: its cancel ran after all", t))
+        return -1;
+    CHECKF(numsub(channel) == 1, "the gone task's wake channel does not linger (%lld "
+           "subscribers)%s", numsub(channel), tk_stall_note(&stall));
+    return 0;
+}
+
+/* A's release, held, finds the lost cancel's channel heard (PUBLISH counts the lingering
  * subscription) and writes the lock in the gone task's name for its lease (LEASE): nobody
  * renews or releases it. D, waiting next, acquires within that lease and a slack, not before
  * half of it; the client takes no grant, and the channel is unsubscribed once the linger ends. */
@@ -511,40 +556,13 @@ static void test_async_cancel_lost(void)
     rlk_lock *l0 = c0 ? rlk_lock_new(c0, name) : NULL, *la = ca ? rlk_lock_new(ca, name) : NULL,
              *ld = cd ? rlk_lock_new(cd, name) : NULL;
     char owner[160], channel[200];
-    long long t, id = -1, t0, waited, until;
+    long long t0, waited, until;
     static a_thread a, d;   /* static: a thread left behind by a failed check keeps its memory */
-    rlk_async_req *req;
     rlk_metrics m;
     ap_cl c;
-    ap_res x;
 
     REQUIRE(l0 && la && ld);
-    REQUIRE(ap_cl_open(&c, url, 30000, 0, 0) == 0);
-    snprintf(owner, sizeof owner, "%s:%llu", rlk_async_uuid(c.ac), TASK);
-    memset(&x, 0, sizeof x);
-    REQUIRE(a_start(&a, l0, la, name) == 0);
-    REQUIRE((req = AP_REQ(rlk_async_lock(c.ac, RLK_KIND_LOCK, name, TASK, 20000, LEASE,
-                                         ap_on_res, &x))));
-    REQUIRE(drive_until_queued(&c, name, 2) == 0);
-    CHECK_INT_EQ(rlk_lock_unlock(l0), RLK_OK);
-    REQUIRE_INT_EQ(a_holds(&a), RLK_OK);
-    REQUIRE((t = tk_int(&srv, "LINDEX {%s}:rlk_waiters 0", name)) > 0);
-    REQUIRE(wake_channel(name, channel, sizeof channel) == 0);
-    tk_stall_reset(&stall);
-    REQUIRE(tk_command_ok(&srv, "CLIENT PAUSE 10000 WRITE") == 0);
-    rlk_async_cancel(req);
-    for (int i = 0; i < 500 && (id = paused_call()) < 0; i++)
-        aloop_run_until(c.l, NULL, NULL, 20);
-    CHECKF(id > 0, "the task's cancel was not seen held back by the pause");
-    CHECK(id > 0 && tk_command_ok(&srv, "CLIENT KILL ID %lld", id) == 0);
-    CHECK(ap_wait_res(&c, &x, 10000));
-    CHECK(tk_command_ok(&srv, "CLIENT UNPAUSE") == 0);
-    CHECK_INT_EQ(x.err, RLK_ERR_CANCELLED);
-    REQUIREF(tk_int(&srv, "LLEN {%s}:rlk_waiters", name) == 1 &&
-             tk_int(&srv, "HEXISTS {%s}:rlk_who %lld", name, t) == 1,
-             "the gone task's ticket %lld left the queue: its cancel ran after all", t);
-    CHECKF(numsub(channel) == 1, "the gone task's wake channel does not linger (%lld "
-           "subscribers)%s", numsub(channel), tk_stall_note(&stall));
+    REQUIRE(lose_cancel(name, &c, owner, sizeof owner, channel, sizeof channel, &a, l0, la) == 0);
     t0 = rlk_fx_now_ms();
     CHECK_INT_EQ(a_release(&a), RLK_OK);            /* held, to a ticket whose task is gone */
     CHECKF(tk_count(&srv, "HGET %s %s", name, owner) == 1,
@@ -577,6 +595,49 @@ static void test_async_cancel_lost(void)
     ap_cl_close(&c);
     rlk_lock_free(l0), rlk_lock_free(la), rlk_lock_free(ld);
     rlk_free(c0), rlk_free(ca), rlk_free(cd);
+}
+
+/* The gone task's holder id waits again (the same task, a new wait, queued behind the stale
+ * ticket) when A releases: the release grants the stale ticket, in the task's name; the live
+ * wait, at its next attempt, finds the lock in its own name and re-enters it, and leaves the
+ * queue (no later release grants it to a wait that ended). Its one unlock frees the lock: the
+ * count nobody was told of (the grant) goes with it, so nobody waits out the gone wait's lease.
+ * Shown to fail with the scripts and the unlock as they were: the re-entry left the live wait's
+ * ticket queued and the unlock left the lock held in the task's name for its lease. */
+static void test_async_cancel_lost_back(void)
+{
+    const char *name = "held:cb";
+    rlk_client *c0 = tk_connect(url, 30000, 1), *ca = tk_connect(url, 30000, 1);
+    rlk_lock *l0 = c0 ? rlk_lock_new(c0, name) : NULL, *la = ca ? rlk_lock_new(ca, name) : NULL;
+    char owner[160], channel[200];
+    static a_thread a;      /* static: a thread left behind by a failed check keeps its memory */
+    ap_cl c;
+    ap_res y;
+
+    REQUIRE(l0 && la);
+    REQUIRE(lose_cancel(name, &c, owner, sizeof owner, channel, sizeof channel, &a, l0, la) == 0);
+    memset(&y, 0, sizeof y);
+    REQUIRE(AP_REQ(rlk_async_lock(c.ac, RLK_KIND_LOCK, name, TASK, 20000, LEASE, ap_on_res, &y)));
+    REQUIRE(drive_until_queued(&c, name, 2) == 0);  /* behind the stale ticket */
+    CHECK_INT_EQ(a_release(&a), RLK_OK);            /* held, to the stale ticket */
+    CHECKF(tk_count(&srv, "HGET %s %s", name, owner) >= 1,
+           "the release did not write the lock in the task's name (field %s)", owner);
+    REQUIRE(ap_wait_res(&c, &y, 10000));
+    REQUIRE_INT_EQ(y.err, RLK_OK);
+    CHECKF(tk_int(&srv, "LLEN {%s}:rlk_waiters", name) == 0, "the wait that re-entered left "
+           "%lld tickets queued", tk_int(&srv, "LLEN {%s}:rlk_waiters", name));
+    memset(&y, 0, sizeof y);
+    REQUIRE(AP_REQ(rlk_async_unlock(c.ac, RLK_KIND_LOCK, name, TASK, ap_on_res, &y)));
+    REQUIRE(ap_wait_res(&c, &y, 10000));
+    CHECK_INT_EQ(y.err, RLK_OK);
+    CHECK_INT_EQ(y.value, 0);
+    CHECKF(tk_int(&srv, "EXISTS %s", name) == 0, "the task's one unlock left the lock held "
+           "(count %lld, PTTL %lld)", tk_count(&srv, "HGET %s %s", name, owner),
+           tk_int(&srv, "PTTL %s", name));
+    CHECK_INT_EQ(ap_rule_breaks, 0);
+    ap_cl_close(&c);
+    rlk_lock_free(l0), rlk_lock_free(la);
+    rlk_free(c0), rlk_free(ca);
 }
 
 /* ------------------------------------------------------------ a stopped grantee */
@@ -1184,6 +1245,7 @@ int main(int argc, char **argv)
     RUN_TEST(test_async_second_waiter);
     RUN_TEST(test_async_linger);
     RUN_TEST(test_async_cancel_lost);
+    RUN_TEST(test_async_cancel_lost_back);
     RUN_TEST(test_stopped_grantee);
     RUN_TEST(test_lost_grant);
     RUN_TEST(test_lost_grant_async);
