@@ -75,6 +75,7 @@ typedef struct rlk_a_lockreq {
                                        lock's channel while first (_QUEUE), its ticket (0: no
                                        place in the queue: a single try, or not yet) */
     int cw;                         /* ALK_*: what the call in flight is */
+    int cancels;                    /* the give-up's sends (kinds/acq.h rlk_acq_cancel_again) */
     int end_err;                    /* the error to complete with once the cancel is back */
     char *end_msg;                  /* the message to end with (heap, made at the end: a pending
                                        request stays small; NULL: out of memory) */
@@ -155,6 +156,8 @@ static void alk_end(rlk_a_lockreq *a, int err)
     if (!rlk_acq_cancel(&a->m, &x) || rlk_ae_closing(a->h.ac) ||
         alk_send(a, x.call, x.args, 0, a->w.ticket, ALK_CANCEL) != 0)
         alk_complete(a, err);
+    else
+        a->cancels++;
 }
 
 /* The wait ran out (or was cancelled). */
@@ -531,6 +534,12 @@ static void alk_reply(rlk_async *ac, int rc, const redisReply *r, const char *er
     a->w.call = NULL;
     if (a->cw == ALK_CANCEL) {  /* best effort, as the blocking API's: a waiter that cannot say
                                    so is skipped when its reservation's claim window runs out */
+        if (rlk_acq_cancel_again(rc, a->cancels) && !rlk_ae_closing(ac) &&
+            rlk_acq_cancel(&a->m, &x) &&
+            alk_send(a, x.call, x.args, 0, a->w.ticket, ALK_CANCEL) == 0) {
+            a->cancels++;   /* once more: the engine fences a lost one's connection first */
+            return;
+        }
         alk_complete(a, a->end_err);
         return;
     }

@@ -89,6 +89,11 @@ int rlk_acq_cancel(const rlk_acq *q, rlk_acq_act *a)
     return a->call != NULL;
 }
 
+int rlk_acq_cancel_again(int rc, int sends)
+{
+    return sends == 1 && (rc == RLK_ERR_IO || rc == RLK_ERR_TIMEOUT);
+}
+
 /* The acquire carried a ticket, or is a fair row's: it may have queued the caller. */
 static void rlk_acq_queues(rlk_acq *q)
 {

@@ -179,6 +179,14 @@ int rlk_acq_busy(rlk_acq *q, long long elapsed_ms, rlk_acq_act *a);
  * it (q->queued), else 0; ttl: how long a blocking caller waits for it at most (ms). */
 int rlk_acq_cancel(const rlk_acq *q, rlk_acq_act *a);
 
+/* That give-up failed with rc after sends sends: 1 when it is sent once more (RLK_ERR_IO or
+ * RLK_ERR_TIMEOUT, after one send), once the first has run or never will (its connection
+ * fenced: the blocking driver's rlk_fam_lost_fence, the async engine's CLIENT KILL ID before
+ * its next call). A give-up that never runs leaves the ticket queued, with its record, for a
+ * release to grant the lock to a wait that has ended (docs/runtime.md, "A cancel that never
+ * ran"); one that ran late, unfenced, could give back a later hold its mark still names. */
+int rlk_acq_cancel_again(int rc, int sends);
+
 /* A release of a hold the client counts count of ended with rc and outcome (enum
  * rlk_release_outcome; left: the holds a settled read-back left, -1: not read): the count the
  * client keeps (> 0), 0: it forgets the hold, -1: it keeps it as it is (unknown; a value

@@ -682,13 +682,25 @@ void rlk_handle_cancel(const rlk_fam_base *b, const rlk_proto_call *pc, const ch
     redisReply *r = NULL;
     long long limit = rlk_time_limit_enter(rlk_clock_now_ns() + bound_ns);
     rlk_fam_err e;
+    int rc, settled = RLK_OK;
 
     rlk_fam_err_keep(b->c, &e);
-    if (rlk_handle_evalt(b, pc, opt, vals, 0, NULL, NULL, NULL, &r) == RLK_OK)
+    rc = rlk_handle_evalt(b, pc, opt, vals, 0, NULL, NULL, NULL, &r);
+    rlk_time_limit_leave(limit);
+    if (rlk_acq_cancel_again(rc, 1)) {
+        /* Once more, within its bound and a fence's: after a lost reply only once the first
+         * has run or never will (kinds/acq.h rlk_acq_cancel_again). */
+        limit = rlk_time_limit_enter(rlk_clock_now_ns() + bound_ns +
+                                     ((long long)b->c->connect_timeout_ms +
+                                      b->c->command_timeout_ms) * RLK_NS_PER_MS);
+        if (!rlk_fam_lost_fence(b, &settled) || settled == RLK_OK)
+            rc = rlk_handle_evalt(b, pc, opt, vals, 0, NULL, NULL, NULL, &r);
+        rlk_time_limit_leave(limit);
+    }
+    if (rc == RLK_OK)
         freeReplyObject(r);
     else
         rlk_fam_err_put(b->c, &e, RLK_OK);
-    rlk_time_limit_leave(limit);
 }
 
 int rlk_handle_int(const rlk_fam_base *b, const rlk_proto_call *pc, const rlk_proto_argvals *vals,

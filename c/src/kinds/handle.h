@@ -182,7 +182,8 @@ int rlk_handle_eval(const rlk_fam_base *b, const rlk_proto_call *pc,
 
 /* A queued waiter's leaving by the cancel call pc (its ARGV from vals, its optional KEYS opt,
  * NULL: none) on b's name, best effort, the calling thread's last error kept; bounded by
- * bound_ns from now (a lock row's: kinds/acq.h rlk_acq_cancel's; a semaphore's:
+ * bound_ns from now (a failed one sent once more, kinds/acq.h rlk_acq_cancel_again, within
+ * bound_ns and a fence's budget more) (a lock row's: kinds/acq.h rlk_acq_cancel's; a semaphore's:
  * runtime/fam_hold.h's RLK_FAM_CANCEL_NS). */
 void rlk_handle_cancel(const rlk_fam_base *b, const rlk_proto_call *pc, const char *opt,
                        const rlk_proto_argvals *vals, long long bound_ns);

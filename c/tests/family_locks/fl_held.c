@@ -499,15 +499,19 @@ static long long paused_call(void)
 }
 
 /* Task TASK of an rlk_async client c (opened here; owner: its holder id), queued for name
- * behind A, gives up (rlk_async_cancel) and its cancel never runs: the server holds it back
- * (CLIENT PAUSE WRITE) until its connection is killed. The task is gone, its ticket still queued
- * with its record, A holding the lock, and the client's wake channel (into channel) lingers
- * (1 s after its last listener left; the loop is not turned meanwhile). 0, or -1 (reported). */
-static int lose_cancel(const char *name, ap_cl *c, char *owner, size_t olen, char *channel,
-                       size_t clen, a_thread *a, rlk_lock *l0, rlk_lock *la)
+ * behind A, gives up (rlk_async_cancel) while the server holds writes back (CLIENT PAUSE
+ * WRITE); each of its cancel's sends (kinds/acq.h rlk_acq_cancel_again: two, the second on a
+ * new connection once the first's is fenced) is killed with its connection while it waits,
+ * kills of them (2: the cancel never runs; 1: the second runs once the pause ends). The task
+ * is gone. With kills 2, its ticket is still queued with its record, A holds the lock, and the
+ * client's wake channel (into channel) lingers (1 s after its last listener left; the loop is
+ * not turned meanwhile). *sends: the sends seen held back. 0, or -1 (reported). */
+static int lose_cancel_n(const char *name, int kills, ap_cl *c, char *owner, size_t olen,
+                         char *channel, size_t clen, a_thread *a, rlk_lock *l0, rlk_lock *la,
+                         int *sends)
 {
     rlk_async_req *req;
-    long long t, id = -1;
+    long long t, id = -1, until;
     ap_res x;
 
     if (ap_cl_open(c, url, 30000, 0, 0) != 0)
@@ -528,13 +532,24 @@ static int lose_cancel(const char *name, ap_cl *c, char *owner, size_t olen, cha
     if (tk_command_ok(&srv, "CLIENT PAUSE 10000 WRITE") != 0)
         return -1;
     rlk_async_cancel(req);
-    for (int i = 0; i < 500 && (id = paused_call()) < 0; i++)
+    *sends = 0;
+    until = rlk_fx_now_ms() + 8000;     /* within the pause (10 s) */
+    while (x.calls == 0 && rlk_fx_now_ms() < until) {
         aloop_run_until(c->l, NULL, NULL, 20);
-    CHECKF(id > 0, "the task's cancel was not seen held back by the pause");
-    CHECK(id > 0 && tk_command_ok(&srv, "CLIENT KILL ID %lld", id) == 0);
-    CHECK(ap_wait_res(c, &x, 10000));
+        if ((id = paused_call()) > 0 && *sends < kills) {
+            (*sends)++;
+            CHECK(tk_command_ok(&srv, "CLIENT KILL ID %lld", id) == 0);
+        } else if (id > 0 && *sends == kills) {
+            (*sends)++;     /* seen, left to run once the pause ends */
+            CHECK(tk_command_ok(&srv, "CLIENT UNPAUSE") == 0);
+        }
+    }
     CHECK(tk_command_ok(&srv, "CLIENT UNPAUSE") == 0);
+    CHECK(ap_wait_res(c, &x, 10000));
     CHECK_INT_EQ(x.err, RLK_ERR_CANCELLED);
+    if (kills < 2)
+        return 0;
+    CHECKF(*sends == 2, "the give-up was sent %d times, expected 2", *sends);
     if (!CHECKF(tk_int(&srv, "LLEN {%s}:rlk_waiters", name) == 1 &&
                 tk_int(&srv, "HEXISTS {%s}:rlk_who %lld", name, t) == 1,
                 "the gone task's ticket %lld left the queue: its cancel ran after all", t))
@@ -542,6 +557,47 @@ static int lose_cancel(const char *name, ap_cl *c, char *owner, size_t olen, cha
     CHECKF(numsub(channel) == 1, "the gone task's wake channel does not linger (%lld "
            "subscribers)%s", numsub(channel), tk_stall_note(&stall));
     return 0;
+}
+
+/* The same, both sends killed: the cancel never runs. */
+static int lose_cancel(const char *name, ap_cl *c, char *owner, size_t olen, char *channel,
+                       size_t clen, a_thread *a, rlk_lock *l0, rlk_lock *la)
+{
+    int sends;
+
+    return lose_cancel_n(name, 2, c, owner, olen, channel, clen, a, l0, la, &sends);
+}
+
+/* The give-up's first send is killed with its connection while the server holds it back: the
+ * second, on a new connection once the first's is fenced, runs when the pause ends. The ticket
+ * leaves the queue with its record, and A's release frees the lock (nobody queued). Shown to
+ * fail with one send only (the ticket stays queued, and the release grants it held). */
+static void test_async_cancel_again(void)
+{
+    const char *name = "held:ca";
+    rlk_client *c0 = tk_connect(url, 30000, 1), *ca = tk_connect(url, 30000, 1);
+    rlk_lock *l0 = c0 ? rlk_lock_new(c0, name) : NULL, *la = ca ? rlk_lock_new(ca, name) : NULL;
+    char owner[160], channel[200];
+    static a_thread a;      /* static: a thread left behind by a failed check keeps its memory */
+    int sends = 0;
+    ap_cl c;
+
+    REQUIRE(l0 && la);
+    REQUIRE(lose_cancel_n(name, 1, &c, owner, sizeof owner, channel, sizeof channel, &a, l0, la,
+                          &sends) == 0);
+    tk_say("cancel again: %d sends of the give-up seen held back (the first killed)", sends);
+    CHECKF(sends == 2, "the give-up was seen held back %d times, expected 2 (the second sent "
+           "once the first was killed)", sends);
+    CHECKF(tk_int(&srv, "LLEN {%s}:rlk_waiters", name) == 0 &&
+           tk_int(&srv, "HLEN {%s}:rlk_who", name) == 0, "the gone task's ticket is still "
+           "queued (%lld) or recorded (%lld): its give-up never ran",
+           tk_int(&srv, "LLEN {%s}:rlk_waiters", name), tk_int(&srv, "HLEN {%s}:rlk_who", name));
+    CHECK_INT_EQ(a_release(&a), RLK_OK);
+    CHECK_INT_EQ(tk_int(&srv, "EXISTS %s", name), 0);
+    CHECK_INT_EQ(ap_rule_breaks, 0);
+    ap_cl_close(&c);
+    rlk_lock_free(l0), rlk_lock_free(la);
+    rlk_free(c0), rlk_free(ca);
 }
 
 /* A's release, held, finds the lost cancel's channel heard (PUBLISH counts the lingering
@@ -1244,6 +1300,7 @@ int main(int argc, char **argv)
     RUN_TEST(test_async);
     RUN_TEST(test_async_second_waiter);
     RUN_TEST(test_async_linger);
+    RUN_TEST(test_async_cancel_again);
     RUN_TEST(test_async_cancel_lost);
     RUN_TEST(test_async_cancel_lost_back);
     RUN_TEST(test_stopped_grantee);
