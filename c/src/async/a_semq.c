@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "kinds/acq.h"
 #include "kinds/names.h"
 #include "kinds/sem_queue.h"
 #include "runtime/fam.h"
@@ -158,10 +159,18 @@ static void rlk_a_semq_cancel_reply(rlk_async *ac, int rc, const redisReply *rep
                                     const char *errstr, int lost, void *arg)
 {
     rlk_a_semq *q = arg;
+    rlk_proto_argvals v = {.n = q->permits, .ticket = q->w.ticket};
 
-    rlk_a_unused(5, ac, rc, reply, errstr, lost);
+    rlk_a_unused(4, ac, reply, errstr, lost);
     q->w.call = NULL;
     q->cw = RLK_A_SEMQ_NONE;
+    /* once more: the engine fences a lost one's connection first */
+    if (rlk_acq_cancel_again(rc, q->cancels) && !rlk_ae_closing(q->h.ac) &&
+        !rlk_a_semq_send(q, &rlk_sem_queue_cancel_call, &v, RLK_A_SEMQ_CANCEL,
+                         rlk_a_semq_cancel_reply)) {
+        q->cancels++;
+        return;
+    }
     rlk_ae_complete(q->h.r, q->end_err, 0, NULL, "%s", q->end_msg);
 }
 
@@ -181,6 +190,8 @@ void rlk_a_semq_finish(rlk_a_semq *q, int err, const char *fmt, ...)
         rlk_a_semq_send(q, &rlk_sem_queue_cancel_call, &v, RLK_A_SEMQ_CANCEL,
                         rlk_a_semq_cancel_reply))
         rlk_ae_complete(q->h.r, err, 0, NULL, "%s", q->end_msg);
+    else
+        q->cancels = 1;
 }
 
 /* rlk_a_semq_finish with RLK_ERR_CANCELLED ("cancelled") or RLK_ERR_BUSY (the machine's

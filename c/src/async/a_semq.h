@@ -47,6 +47,7 @@ typedef struct rlk_a_semq {
     int queued;                 /* an attempt with the ticket may have queued it */
     int cw;                     /* RLK_A_SEMQ_*: what the call in flight is */
     int end_err;                /* with RLK_A_SEMQ_CANCEL: how the request ends */
+    int cancels;                /* the give-up's sends (kinds/acq.h rlk_acq_cancel_again) */
     char end_msg[256];
     rlk_acq_sem m;              /* the machine (kinds/acq.h): what follows an attempt's reply */
     const unsigned char *id;    /* a permit-expirable semaphore's id (the read-back's, the
