@@ -12,6 +12,10 @@
  *           other hold stays); the async API has no such id, its analogue is a hold the client
  *           does not know of: the same RLK_ERR_UNSETTLED, the planted hold left.
  *
+ *   give-up: a queued blocking waiter interrupted while its replies are dropped: its cancel
+ *           runs, the reply is lost, the connection is fenced and the cancel sent once more
+ *           (the server's slow log shows 2 runs; 1 with one send).
+ *
  * Before the fix the blocking unlock returned the plain RLK_ERR_TIMEOUT of the release call in
  * both blocking cases (its hold was out of the registry before the release was sent, so the
  * lost-release settle saw no hold it counted and gave the call's own error back).
@@ -23,10 +27,12 @@
 #include "rlk_async.h"
 #include "rlk_async_poll.h"
 
+#include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #define LEASE_MS 30000
 #define TIMEOUT_MS 300
@@ -236,6 +242,93 @@ static void test_unrecorded(void)
     tk_proxy_stop(px);
 }
 
+/* ------------------------------------------------------------ a give-up */
+
+typedef struct waiter {
+    rlk_lock *l;
+    int rc;
+} waiter;
+
+static void *waiter_main(void *p)
+{
+    waiter *w = p;
+
+    w->rc = rlk_lock_try_lock(w->l, 20000, LEASE_MS);
+    return NULL;
+}
+
+/* The server's slow log entries (every command logged: slowlog-log-slower-than 0) that are an
+ * EVALSHA of sha. */
+static int slowlog_evalsha(const char *sha)
+{
+    redisContext *x = rlk_fx_connect(&srv);
+    redisReply *r = x ? redisCommand(x, "SLOWLOG GET -1") : NULL;
+    int n = 0;
+
+    for (size_t i = 0; r && r->type == REDIS_REPLY_ARRAY && i < r->elements; i++) {
+        const redisReply *e = r->element[i], *a = e->elements > 3 ? e->element[3] : NULL;
+
+        if (a && a->type == REDIS_REPLY_ARRAY && a->elements > 1 && a->element[0]->str &&
+            strcasecmp(a->element[0]->str, "evalsha") == 0 && a->element[1]->str &&
+            strcmp(a->element[1]->str, sha) == 0)
+            n++;
+    }
+    if (r)
+        freeReplyObject(r);
+    if (x)
+        redisFree(x);
+    return n;
+}
+
+/* A queued blocking waiter gives up (rlk_interrupt_waits) while its replies are dropped: its
+ * cancel runs and its reply is lost; the give-up fences that connection and sends the cancel
+ * once more (kinds/acq.h rlk_acq_cancel_again), which finds nothing left to do. The server ran
+ * the cancel twice (its slow log, every command logged), the ticket left the queue, and the
+ * holder's release frees the lock. Shown to fail with one send (1 cancel run). */
+static void test_give_up(void)
+{
+    const char *name = "mute:giveup";
+    char u[64], direct[128];
+    tk_proxy *px = tk_proxy_start(srv.port);
+    rlk_client *c0 = NULL, *cw = NULL;
+    rlk_lock *l0 = NULL;
+    rlk_options opt;
+    pthread_t t;
+    waiter w = {NULL, -1};
+    long long until;
+    int cancels;
+
+    REQUIRE(px && rlk_fx_url(&srv, -1, direct, sizeof direct) == 0);
+    REQUIRE((c0 = tk_connect(direct, 30000, 1)) && (l0 = rlk_lock_new(c0, name)));
+    proxied(&opt, u, sizeof u, px);
+    REQUIRE((cw = rlk_connect(&opt)) && rlk_err(cw) == RLK_OK && (w.l = rlk_lock_new(cw, name)));
+    REQUIRE(rlk_lock_try_lock(l0, 0, LEASE_MS) == RLK_OK);
+    REQUIRE(pthread_create(&t, NULL, waiter_main, &w) == 0);
+    until = rlk_fx_now_ms() + 10000;
+    while (tk_count(&srv, "LLEN {%s}:rlk_waiters", name) != 1 && rlk_fx_now_ms() < until)
+        rlk_fx_sleep_ms(2);
+    CHECK_INT_EQ(tk_count(&srv, "LLEN {%s}:rlk_waiters", name), 1);
+    CHECK(tk_command_ok(&srv, "CONFIG SET slowlog-log-slower-than 0") == 0);
+    CHECK(tk_command_ok(&srv, "SLOWLOG RESET") == 0);
+    tk_proxy_mute(px);
+    rlk_interrupt_waits(cw);
+    pthread_join(t, NULL);
+    cancels = slowlog_evalsha(rlk_script_find(cw, "reentrant/cancel")->sha1);
+    CHECK(tk_command_ok(&srv, "CONFIG SET slowlog-log-slower-than 10000") == 0);
+    printf("  give-up with its reply dropped: rc %d, the cancel ran %d times\n", w.rc, cancels);
+    CHECK_INT_EQ(w.rc, RLK_ERR_INTERRUPTED);
+    CHECKF(cancels == 2, "the give-up ran %d times on the server, expected 2 (sent once more "
+           "after its reply was lost)", cancels);
+    CHECK_INT_EQ(tk_count(&srv, "LLEN {%s}:rlk_waiters", name), 0);
+    CHECK_INT_EQ(rlk_lock_unlock(l0), RLK_OK);
+    CHECK_INT_EQ(tk_count(&srv, "EXISTS %s", name), 0);
+    rlk_lock_free(w.l);
+    rlk_free(cw);
+    rlk_lock_free(l0);
+    rlk_free(c0);
+    tk_proxy_stop(px);
+}
+
 static void test_ran(void) { ran(LEASE_MS); }
 static void test_ran_watchdog(void) { ran(-1); }
 static void test_shared(void) { shared(LEASE_MS); }
@@ -253,6 +346,7 @@ int main(void)
     RUN_TEST(test_shared);
     RUN_TEST(test_shared_watchdog);
     RUN_TEST(test_unrecorded);
+    RUN_TEST(test_give_up);
     rlk_fx_stop(&srv);
     return check_summary("rt_lost_mute");
 }
