@@ -125,6 +125,22 @@ static long long b_count(rlk_lock *l, rlk_fenced *f)
     return n;
 }
 
+/* The handle of the kind run: a reentrant lock (*l) or a fenced lock (*f). 0, or -1. */
+static int b_new(rlk_client *c, int fenced, const char *name, rlk_lock **l, rlk_fenced **f)
+{
+    if (fenced)
+        return (*f = rlk_fenced_new(c, name)) ? 0 : -1;
+    return (*l = rlk_lock_new(c, name)) ? 0 : -1;
+}
+
+static void b_free(rlk_lock *l, rlk_fenced *f)
+{
+    if (l)
+        rlk_lock_free(l);
+    else
+        rlk_fenced_free(f);
+}
+
 static void run_blocking(rlk_client *c, int fenced, outcome *o)
 {
     char name[64], field[512];
@@ -136,10 +152,7 @@ static void run_blocking(rlk_client *c, int fenced, outcome *o)
 
     memset(o, 0, sizeof *o);
     snprintf(name, sizeof name, "same:blocking:%s", fenced ? "fenced" : "lock");
-    if (fenced)
-        REQUIRE((f = rlk_fenced_new(c, name)));
-    else
-        REQUIRE((l = rlk_lock_new(c, name)));
+    REQUIRE(b_new(c, fenced, name, &l, &f) == 0);
     REQUIRE(b_lock(l, f, &t1) == RLK_OK);
     REQUIRE(tk_hash_one_field(&srv, name, field, sizeof field) == 0);
     plant_surplus(name, field);
@@ -156,10 +169,7 @@ static void run_blocking(rlk_client *c, int fenced, outcome *o)
         if ((l ? rlk_lock_unlock(l) : rlk_fenced_unlock(f)) != RLK_OK)
             break;
     o->freed = lock_exists(name) == 0;
-    if (l)
-        rlk_lock_free(l);
-    else
-        rlk_fenced_free(f);
+    b_free(l, f);
 }
 
 /* ------------------------------------------------------------ async */
@@ -282,10 +292,7 @@ static void rel_blocking(rlk_client *c, int fenced, int planted, rel_outcome *o)
     long long t = 0;
 
     snprintf(name, sizeof name, "rel:blocking:%s:%d", fenced ? "fenced" : "lock", planted);
-    if (fenced)
-        REQUIRE((f = rlk_fenced_new(c, name)));
-    else
-        REQUIRE((l = rlk_lock_new(c, name)));
+    REQUIRE(b_new(c, fenced, name, &l, &f) == 0);
     REQUIRE(b_lock(l, f, &t) == RLK_OK);
     REQUIRE(tk_hash_one_field(&srv, name, field, sizeof field) == 0);
     if (planted)
@@ -301,10 +308,7 @@ static void rel_blocking(rlk_client *c, int fenced, int planted, rel_outcome *o)
     o->client = rlk_wd_count_as(rlk_rt_get(c)->wd, fenced ? RLK_KIND_FENCED : RLK_KIND_LOCK,
                                 name, field);
     o->server = server_count(name, field);
-    if (l)
-        rlk_lock_free(l);
-    else
-        rlk_fenced_free(f);
+    b_free(l, f);
 }
 
 static void rel_async(rlk_async *ac, rlk_async_poll *p, int fenced, int planted, rel_outcome *o)
@@ -407,10 +411,7 @@ static void rest_blocking(rlk_client *c, int fenced, const char *given, rest_out
 
     snprintf(name, sizeof name, "rest:blocking:%s:%s", fenced ? "fenced" : "lock",
              given ? "given" : "own");
-    if (fenced)
-        REQUIRE((f = rlk_fenced_new(c, name)));
-    else
-        REQUIRE((l = rlk_lock_new(c, name)));
+    REQUIRE(b_new(c, fenced, name, &l, &f) == 0);
     if (given)
         REQUIRE((l ? rlk_lock_set_owner(l, given) : rlk_fenced_set_owner(f, given)) == RLK_OK);
     REQUIRE(b_lock(l, f, &t) == RLK_OK);
@@ -421,10 +422,7 @@ static void rest_blocking(rlk_client *c, int fenced, const char *given, rest_out
     REQUIRE(rlk_metrics_get(c, &m) == RLK_OK);
     o->given_back = (long long)(m.lost_given_back - m0.lost_given_back);
     o->server = server_count(name, field);
-    if (l)
-        rlk_lock_free(l);
-    else
-        rlk_fenced_free(f);
+    b_free(l, f);
 }
 
 static void rest_async(rlk_async *ac, rlk_async_poll *p, int fenced, rest_outcome *o)

@@ -459,6 +459,25 @@ static void test_release_rule(void)
     CHECK_INT_EQ(rlk_acq_release_rule(0, 2, 0), RLK_ACQ_REL_UNKNOWN);
 }
 
+/* The last unlock (rlk_acq_rest): the server's count beyond the client's is released for an
+ * id rlk made always, for a given one with a doubt only, for a value list never; a give-up is
+ * sent once more after a transport failure of its first send only (rlk_acq_cancel_again). */
+static void test_rest_and_cancel(void)
+{
+    rlk_acq q;
+
+    mk(&q, &rlk_lock_row, 0, 0);
+    CHECK(rlk_acq_rest(&q, 0) && rlk_acq_rest(&q, 1));
+    mk(&q, &rlk_lock_row, 1, 0);                                /* a given holder id */
+    CHECK(!rlk_acq_rest(&q, 0) && rlk_acq_rest(&q, 1));
+    mk(&q, &rlk_fastmulti_row, 0, 0);                           /* a value list */
+    CHECK(!rlk_acq_rest(&q, 0) && !rlk_acq_rest(&q, 1));
+    CHECK(rlk_acq_cancel_again(RLK_ERR_IO, 1) && rlk_acq_cancel_again(RLK_ERR_TIMEOUT, 1));
+    CHECK(!rlk_acq_cancel_again(RLK_ERR_IO, 2) && !rlk_acq_cancel_again(RLK_ERR_TIMEOUT, 2));
+    CHECK(!rlk_acq_cancel_again(RLK_OK, 1) && !rlk_acq_cancel_again(RLK_ERR_SCRIPT, 1) &&
+          !rlk_acq_cancel_again(RLK_ERR_SERVER, 1));
+}
+
 /* A value list's lost replies: exact (every acquisition counted took this list) or not, the
  * same rule on both APIs; a hold's datum the print of its one list, 0 once two were counted. */
 static void test_values(void)
@@ -731,6 +750,7 @@ int main(void)
     RUN_TEST(test_elect);
     RUN_TEST(test_settle_rule);
     RUN_TEST(test_release_rule);
+    RUN_TEST(test_rest_and_cancel);
     RUN_TEST(test_ticket);
     RUN_TEST(test_held);
     RUN_TEST(test_values);
