@@ -368,6 +368,7 @@ static void alk_released(rlk_a_lockreq *a, int rc, int outcome, long long left, 
     long long keep = rlk_acq_left(&a->m, rc, outcome, left, h ? h->count : 0);
     const long long lease = h && h->lease_ms > 0 ? h->lease_ms
                                                  : rlk_ae_client(a->h.ac)->watchdog_lease_ms;
+    const int last = h && h->count <= 1;    /* the last hold the client counted */
     rlk_acq_act x;
 
     if (left < 0)
@@ -376,7 +377,7 @@ static void alk_released(rlk_a_lockreq *a, int rc, int outcome, long long left, 
         h->count = keep;
     else if (h && keep == 0)
         rlk_a_hold_drop(a->h.ac, h);
-    if (!a->acquire && rc == RLK_OK && outcome == RLK_REL_STILL_HELD && keep == 0 &&
+    if (!a->acquire && rc == RLK_OK && outcome == RLK_REL_STILL_HELD && last && keep == 0 &&
         rlk_acq_rest(&a->m, rlk_a_hold_doubt_take(a->h.ac, a->k->hold, a->name, a->owner))) {
         /* The last hold the client counted, and the server counts more: released too, as the
          * blocking unlock does (kinds/handle.c), one release at a time (alk_rest). */

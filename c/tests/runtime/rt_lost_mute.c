@@ -282,10 +282,10 @@ static int slowlog_evalsha(const char *sha)
 
 /* A queued blocking waiter gives up (rlk_interrupt_waits) while its replies are dropped: its
  * cancel runs and its reply is lost; the give-up fences that connection and sends the cancel
- * once more (kinds/acq.h rlk_acq_cancel_again), which finds nothing left to do. The server ran
- * the cancel twice (its slow log, every command logged), the ticket left the queue, and the
- * holder's release frees the lock. Shown to fail with one send (1 cancel run). */
-static void test_give_up(void)
+ * once more (kinds/acq.h rlk_acq_cancel_again), which finds nothing left to do. The runs of the
+ * cancel and of the acquire the server made after the mute (its slow log, every command
+ * logged) into *cancels and *attempts; what the wait returned into *rc. */
+static void give_up_scene(int *cancels, int *attempts, int *rc)
 {
     const char *name = "mute:giveup";
     char u[64], direct[128];
@@ -296,11 +296,11 @@ static void test_give_up(void)
     pthread_t t;
     waiter w = {NULL, -1};
     long long until;
-    int cancels;
 
     REQUIRE(px && rlk_fx_url(&srv, -1, direct, sizeof direct) == 0);
     REQUIRE((c0 = tk_connect(direct, 30000, 1)) && (l0 = rlk_lock_new(c0, name)));
     proxied(&opt, u, sizeof u, px);
+    opt.pool_size = 1;  /* its one connection open before the mute: the cancel goes out there */
     REQUIRE((cw = rlk_connect(&opt)) && rlk_err(cw) == RLK_OK && (w.l = rlk_lock_new(cw, name)));
     REQUIRE(rlk_lock_try_lock(l0, 0, LEASE_MS) == RLK_OK);
     REQUIRE(pthread_create(&t, NULL, waiter_main, &w) == 0);
@@ -313,12 +313,10 @@ static void test_give_up(void)
     tk_proxy_mute(px);
     rlk_interrupt_waits(cw);
     pthread_join(t, NULL);
-    cancels = slowlog_evalsha(rlk_script_find(cw, "reentrant/cancel")->sha1);
+    *cancels = slowlog_evalsha(rlk_script_find(cw, "reentrant/cancel")->sha1);
+    *attempts = slowlog_evalsha(rlk_script_find(cw, "reentrant/acquire")->sha1);
+    *rc = w.rc;
     CHECK(tk_command_ok(&srv, "CONFIG SET slowlog-log-slower-than 10000") == 0);
-    printf("  give-up with its reply dropped: rc %d, the cancel ran %d times\n", w.rc, cancels);
-    CHECK_INT_EQ(w.rc, RLK_ERR_INTERRUPTED);
-    CHECKF(cancels == 2, "the give-up ran %d times on the server, expected 2 (sent once more "
-           "after its reply was lost)", cancels);
     CHECK_INT_EQ(tk_count(&srv, "LLEN {%s}:rlk_waiters", name), 0);
     CHECK_INT_EQ(rlk_lock_unlock(l0), RLK_OK);
     CHECK_INT_EQ(tk_count(&srv, "EXISTS %s", name), 0);
@@ -327,6 +325,26 @@ static void test_give_up(void)
     rlk_lock_free(l0);
     rlk_free(c0);
     tk_proxy_stop(px);
+}
+
+/* The scene needs the give-up to be the waiter's first call after the mute: a keep-alive
+ * attempt (every second) that comes first loses its reply instead, and the cancel then goes
+ * out on the fenced connection's successor, which the proxy does not mute. Such a run is told
+ * apart by the acquire in the slow log and made again (3 runs at most). Shown to fail with one
+ * send (1 cancel run). */
+static void test_give_up(void)
+{
+    int cancels = 0, attempts = 1, rc = -1;
+
+    for (int run = 0; run < 3 && attempts > 0; run++) {
+        give_up_scene(&cancels, &attempts, &rc);
+        printf("  give-up with its reply dropped: rc %d, the cancel ran %d times (%d attempts "
+               "after the mute)\n", rc, cancels, attempts);
+    }
+    CHECK_INT_EQ(rc, RLK_ERR_INTERRUPTED);
+    CHECKF(attempts == 0, "every run had an attempt after the mute");
+    CHECKF(cancels == 2, "the give-up ran %d times on the server, expected 2 (sent once more "
+           "after its reply was lost)", cancels);
 }
 
 static void test_ran(void) { ran(LEASE_MS); }
