@@ -169,11 +169,24 @@ for _, variant in ipairs(variants) do
             "wait $b; echo $? >" .. q(base .. ".rc"),
             "echo \"taken=$taken ms=$(( ($(date +%s%N) - t0) / 1000000 ))\"",
         }, "\n")
-        local out = sh(script)
+        -- The foreign owner must take the key before the run's deadline; on a stalled machine
+        -- (the run's processes and the redis-cli loop starting late) it may come after it, and
+        -- then the scene did not happen: run again (3 runs at most), the key freed first.
+        local out, taken_ms
+        for run = 1, 3 do
+            out = sh(script)
+            taken_ms = tonumber(out:match("foreign_at=(%d+)"))
+            if not (out:match("taken=1") and taken_ms and taken_ms >= STUCK_DURATION_S * 1000)
+                or run == 3 then
+                break
+            end
+            io.write(("# run %d: the foreign owner took the key %d ms after the start, after "
+                      .. "the run's deadline (a stalled machine): again\n"):format(run, taken_ms))
+            sh("redis-cli -h 127.0.0.1 -p " .. port .. " del " .. q(key))
+        end
         check(out:match("taken=1"), "could not take the key for a foreign owner: %s", out)
-        local taken_ms = tonumber(out:match("foreign_at=(%d+)"))
         check(taken_ms and taken_ms < STUCK_DURATION_S * 1000, "the foreign owner took the key "
-              .. "%s ms after the start, after the run's deadline (a stalled machine)",
+              .. "%s ms after the start, after the run's deadline (a stalled machine, 3 runs)",
               tostring(taken_ms))
         local rc, r, err, ev = collect(base)
         check_common(rc, r, err)
