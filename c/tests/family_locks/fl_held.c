@@ -22,7 +22,8 @@
  *              the gone task's lease and a slack (the stated bound), not before half of it
  *   cancel lost, back  the same task waits again when the release grants the stale ticket in
  *              its name: its live wait re-enters, leaves the queue, and its one unlock frees
- *              the lock (the grant's count goes with it)
+ *              the lock (the grant's count goes with it); the same through the blocking API, a
+ *              thread whose first wait ends unserved and whose give-up never runs
  *   stopped    B's process is stopped (SIGSTOP) before A's release: the grant reaches its
  *              client, the lock stays in its name for its lease (the stated bound), and the next
  *              waiter acquires within that lease and a slack, not before half of it
@@ -696,6 +697,149 @@ static void test_async_cancel_lost_back(void)
     rlk_free(c0), rlk_free(ca);
 }
 
+/* W: a thread with a client of its own that waits twice for name under one holder id (its
+ * thread's): a wait of W_WAIT ms that ends unserved, then, when told (go 1), a second one, and,
+ * holding, one unlock when told (go 2). */
+#define W_WAIT 800
+typedef struct w_thread {
+    rlk_lock *l;
+    char owner[256];
+    int rc1, rc2, urc;
+    tk_latch first, go, second, done;
+    pthread_t thread;
+} w_thread;
+
+static void *w_main(void *p)
+{
+    w_thread *w = p;
+
+    if (rlk_lock_owner(w->l, w->owner, sizeof w->owner) != RLK_OK)
+        w->owner[0] = '\0';
+    w->rc1 = rlk_lock_try_lock(w->l, W_WAIT, LEASE);
+    tk_latch_add(&w->first, 1);
+    if (tk_latch_wait(&w->go, 1, 30000) >= 1) {
+        w->rc2 = rlk_lock_try_lock(w->l, 20000, LEASE);
+        tk_latch_add(&w->second, 1);
+        if (w->rc2 == RLK_OK && tk_latch_wait(&w->go, 2, 30000) >= 2)
+            w->urc = rlk_lock_unlock(w->l);
+    }
+    tk_latch_add(&w->done, 1);
+    return NULL;
+}
+
+/* One run of the blocking scene (test_cancel_lost_back): 1 when it ran as intended, 0 when
+ * the machine made it run otherwise (the write pause came after W's give-up, which then ran;
+ * or the wake channel no longer heard when A released: the scene says which), -1 when a check
+ * failed. */
+static int cancel_lost_back_run(const char *name)
+{
+    rlk_client *c0 = tk_connect(url, 30000, 1), *ca = tk_connect(url, 30000, 1),
+               *cw = tk_connect(url, 30000, 1);
+    rlk_lock *l0 = c0 ? rlk_lock_new(c0, name) : NULL, *la = ca ? rlk_lock_new(ca, name) : NULL;
+    static a_thread a;      /* static: a thread left behind by a failed check keeps its memory */
+    static w_thread w;
+    char channel[200];
+    long long t = -1, id, until;
+    int kills = 0, ran = -1, failed0 = check_current_failed;
+
+    memset(&w, 0, sizeof w);
+    tk_latch_init(&w.first), tk_latch_init(&w.go), tk_latch_init(&w.second);
+    tk_latch_init(&w.done);
+    if (!CHECK(l0 && la && cw && (w.l = rlk_lock_new(cw, name))))
+        return -1;
+    tk_stall_reset(&stall);
+    /* A holds by waiting (its release is then held), W queued behind it: a process's blocking
+     * waiters of a lock queue behind each other locally, so W starts once A holds. */
+    if (!CHECK(a_start(&a, l0, la, name) == 0) || !CHECK_INT_EQ(rlk_lock_unlock(l0), RLK_OK) ||
+        !CHECK_INT_EQ(a_holds(&a), RLK_OK) ||
+        !CHECK(pthread_create(&w.thread, NULL, w_main, &w) == 0) || !CHECK(queued(name, 1) == 0))
+        return -1;
+    if (!CHECK((t = tk_int(&srv, "LINDEX {%s}:rlk_waiters 0", name)) > 0 &&
+            wake_channel(name, channel, sizeof channel) == 0))
+        return -1;
+    /* W's wait ends (its first keep-alive attempt would come later) while the server holds
+     * writes back: each send of its give-up is killed with its connection (the second goes out
+     * once the first's is fenced), so it never runs. */
+    if (!CHECK(tk_command_ok(&srv, "CLIENT PAUSE 10000 WRITE") == 0))
+        return -1;
+    until = rlk_fx_now_ms() + 8000;     /* within the pause (10 s) */
+    while (tk_latch_wait(&w.first, 1, 20) < 1 && rlk_fx_now_ms() < until)
+        if (kills < 2 && (id = paused_call()) > 0) {
+            kills++;
+            CHECK(tk_command_ok(&srv, "CLIENT KILL ID %lld", id) == 0);
+        }
+    CHECK(tk_command_ok(&srv, "CLIENT UNPAUSE") == 0);
+    if (!CHECK(tk_latch_wait(&w.first, 1, 10000) == 1))
+        return -1;
+    CHECK_INT_EQ(w.rc1, RLK_ERR_BUSY);
+    tk_say("cancel lost, back (blocking): %d sends of the give-up killed", kills);
+    if (kills < 2 || tk_int(&srv, "HEXISTS {%s}:rlk_who %lld", name, t) != 1) {
+        tk_say("  the give-up ran (the pause came after it%s): again", tk_stall_note(&stall));
+        ran = 0;
+    }
+    /* The second wait, queued behind the stale ticket while the wake channel lingers (1 s). */
+    tk_latch_add(&w.go, 1);
+    if (ran != 0 && !CHECKF(queued(name, 2) == 0, "W's second wait never queued behind its "
+                            "stale ticket (LLEN %lld; second wait %s, rc %d)",
+                            tk_int(&srv, "LLEN {%s}:rlk_waiters", name),
+                            tk_latch_wait(&w.second, 1, 0) ? "over" : "on", w.rc2))
+        return -1;
+    if (ran != 0 && numsub(channel) != 1) {
+        tk_say("  the wake channel stopped lingering before A's release%s: again",
+               tk_stall_note(&stall));
+        ran = 0;
+    }
+    CHECK_INT_EQ(a_release(&a), RLK_OK);    /* held: to the stale ticket, in W's name */
+    if (!CHECK(tk_latch_wait(&w.second, 1, 10000) == 1))
+        return -1;
+    if (!CHECK_INT_EQ(w.rc2, RLK_OK))
+        return -1;
+    if (ran != 0) {
+        /* The live wait found the lock in its own name and re-entered it: the grant's count
+         * and its own; it left the queue; its client took no held grant (the grant was the gone
+         * wait's). */
+        CHECKF(tk_count(&srv, "HGET %s %s", name, w.owner) == 2, "W's second wait holds a "
+               "count of %lld, expected 2 (the stale grant's and its re-entry)",
+               tk_count(&srv, "HGET %s %s", name, w.owner));
+        CHECKF(tk_int(&srv, "LLEN {%s}:rlk_waiters", name) == 0, "the wait that re-entered "
+               "left %lld tickets queued", tk_int(&srv, "LLEN {%s}:rlk_waiters", name));
+        CHECKF(held_grants(cw) == 0, "W's client took %llu held grants, expected none",
+               held_grants(cw));
+        ran = 1;
+    }
+    tk_latch_add(&w.go, 1);
+    if (!CHECK(tk_latch_wait(&w.done, 1, 10000) == 1))
+        return -1;
+    pthread_join(w.thread, NULL);
+    CHECK_INT_EQ(w.urc, RLK_OK);
+    CHECKF(tk_int(&srv, "EXISTS %s", name) == 0, "W's one unlock left the lock held (count %lld, "
+           "PTTL %lld)", tk_count(&srv, "HGET %s %s", name, w.owner),
+           tk_int(&srv, "PTTL %s", name));
+    rlk_lock_free(w.l);
+    rlk_lock_free(l0), rlk_lock_free(la);
+    rlk_free(c0), rlk_free(ca), rlk_free(cw);
+    return check_current_failed != failed0 ? -1 : ran;
+}
+
+/* cancel lost, back through the blocking API: W, a thread, gives up and its give-up never runs
+ * (both sends killed while the server holds writes back); the same thread waits again, queued
+ * behind its stale ticket, when A's release grants that ticket held, in W's holder id: the live
+ * wait re-enters (count 2), leaves the queue, and its one unlock frees the lock (the last
+ * unlock releases the count beyond the client's, kinds/acq.h rlk_acq_rest). A run that the
+ * machine turned otherwise is made again, 3 runs at most. */
+static void test_cancel_lost_back(void)
+{
+    int ran = 0;
+
+    for (int run = 0; run < 3 && ran == 0; run++) {
+        char name[32];
+
+        snprintf(name, sizeof name, "held:bb%d", run);
+        ran = cancel_lost_back_run(name);
+    }
+    CHECKF(ran != 0, "the machine turned the blocking scene otherwise in 3 runs");
+}
+
 /* ------------------------------------------------------------ a stopped grantee */
 
 static void test_stopped_grantee(void)
@@ -1303,6 +1447,7 @@ int main(int argc, char **argv)
     RUN_TEST(test_async_cancel_again);
     RUN_TEST(test_async_cancel_lost);
     RUN_TEST(test_async_cancel_lost_back);
+    RUN_TEST(test_cancel_lost_back);
     RUN_TEST(test_stopped_grantee);
     RUN_TEST(test_lost_grant);
     RUN_TEST(test_lost_grant_async);
