@@ -41,8 +41,6 @@
 typedef struct rlk_a_lockreq {
     rlk_a_head h;                   /* ac, r, start: the first member (a_common.h) */
     const rlk_proto *k;             /* the row (a_kind.h) */
-    int acquire;                    /* an acquisition (its releases undo a grant); 0: an unlock
-                                       or a force unlock */
     char *name;
     char *owner;                    /* <uuid>:<task> */
     char *value;                    /* the value argument (the election's); NULL: none */
@@ -57,9 +55,18 @@ typedef struct rlk_a_lockreq {
                                        fast try failed (kinds/acq.h rlk_acq_ticket) */
     rlk_acq m;                      /* the machine (kinds/acq.h): what follows each outcome */
     long long lease_ms;
-    int watchdog;
     long long wait_ms;
     long long delay_ms;             /* a row with the lock-delay's key: its delay */
+    const rlk_proto *give_row;      /* whose release gives them back (a doubted read's) */
+    rlk_a_wait w;                   /* its wake-ups (a_common.h): the call in flight, its
+                                       listener on its own channel (else the lock's), the
+                                       lock's channel while first (_QUEUE), its ticket (0: no
+                                       place in the queue: a single try, or not yet) */
+    char *end_msg;                  /* the message to end with (heap, made at the end: a pending
+                                       request stays small; NULL: out of memory) */
+    int acquire;                    /* an acquisition (its releases undo a grant); 0: an unlock
+                                       or a force unlock */
+    int watchdog;
     int spin_initial, spin_max, spin_prev;  /* RLK_PROTO_WAIT_SPIN: the back-off (ms, <= 60000) */
     int spin_fails;
     int waiter;                     /* waits (wait_ms != 0, not a re-entry) */
@@ -67,18 +74,11 @@ typedef struct rlk_a_lockreq {
                                        (m.adopt), send again (give_again: a doubt's) or end
                                        with ending and end_msg */
     int give_again;
-    const rlk_proto *give_row;      /* whose release gives them back (a doubted read's) */
     int rest;                       /* an unlock releasing the holds the server counts beyond
                                        the client's last (kinds/acq.h rlk_acq_rest) */
-    rlk_a_wait w;                   /* its wake-ups (a_common.h): the call in flight, its
-                                       listener on its own channel (else the lock's), the
-                                       lock's channel while first (_QUEUE), its ticket (0: no
-                                       place in the queue: a single try, or not yet) */
     int cw;                         /* ALK_*: what the call in flight is */
     int cancels;                    /* the give-up's sends (kinds/acq.h rlk_acq_cancel_again) */
     int end_err;                    /* the error to complete with once the cancel is back */
-    char *end_msg;                  /* the message to end with (heap, made at the end: a pending
-                                       request stays small; NULL: out of memory) */
 } rlk_a_lockreq;
 
 /* ---------------------------------------------------------------- the request */

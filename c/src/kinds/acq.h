@@ -77,15 +77,10 @@ static inline void rlk_acq_act_clear(rlk_acq_act *a, int is)
 typedef struct rlk_acq {
     const rlk_proto *row;   /* its what names the kind in every message of the machine */
     const char *name, *owner;
-    int given;              /* the holder id is the application's (rlk_fam_id.given): others may
-                               hold under it, so its count settles nothing while it is held */
     rlk_rt_counters *counters;  /* the client's (may be NULL): lost_* and delay_refusals */
     long long known;        /* holds of the owner the client counts before the call */
     long long lease_ms;
     long long ttl_cap;      /* > 0: a busy wait at most this (the fair lock's keep-alive / 3) */
-    int doubt;              /* the driver took a doubt that explains the acquire's refusal
-                               (rlk_acq_doubt_kind): given back once, then sent again */
-    int again;              /* the acquire was sent again after such a give-back */
     long long token;        /* a token row's, once acquired */
     long long start_ms;     /* the hold's lease start (ms, the driver's clock): the acquire's
                                send (the driver sets it before a lost reply's read-back), or
@@ -94,17 +89,22 @@ typedef struct rlk_acq {
     long long prev_sent_ms; /* the attempt before the one in flight: when it was sent (the
                                driver's clock; 0: none); a held row's lost attempt counts its
                                lease from it (rlk_acq_lost) */
-    int adopt;              /* a settled lost acquire: adopt one hold after the give-back */
-    int rel;                /* the read-back is of a lost release */
-    int exact;              /* a value list's: every acquisition the client counts of the holder
-                               in the group took this list (rlk_acq_values_count's exact) */
     long long ticket;       /* the ticket the acquire carries (the driver's; 0: none) */
-    int queued;             /* its acquire may have put the caller in the server's queue (a fair
-                               row's or a ticket's turned away, or lost): a give-up cancels */
     long long again_by_ms;  /* a lost acquire that did not run is sent again (SEND) when read
                                before this (the end of the call's wait, the driver's clock),
                                else ends with its error (0: a single try, never sent again) */
     const char *value;      /* the acquire's value argument (the election's; NULL: none) */
+    int given;              /* the holder id is the application's (rlk_fam_id.given): others may
+                               hold under it, so its count settles nothing while it is held */
+    int doubt;              /* the driver took a doubt that explains the acquire's refusal
+                               (rlk_acq_doubt_kind): given back once, then sent again */
+    int again;              /* the acquire was sent again after such a give-back */
+    int adopt;              /* a settled lost acquire: adopt one hold after the give-back */
+    int rel;                /* the read-back is of a lost release */
+    int exact;              /* a value list's: every acquisition the client counts of the holder
+                               in the group took this list (rlk_acq_values_count's exact) */
+    int queued;             /* its acquire may have put the caller in the server's queue (a fair
+                               row's or a ticket's turned away, or lost): a give-up cancels */
 } rlk_acq;
 
 /* q for row's call of name by owner (all kept by the caller), known holds counted. */
