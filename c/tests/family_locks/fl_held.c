@@ -145,12 +145,18 @@ typedef struct a_thread {
     pthread_t thread;
 } a_thread;
 
+/* The calling thread's holder id of l into owner (len bytes; "" when unknown). */
+static void own_id(rlk_lock *l, char *owner, size_t len)
+{
+    if (rlk_lock_owner(l, owner, len) != RLK_OK)
+        owner[0] = '\0';
+}
+
 static void *a_main(void *p)
 {
     a_thread *a = p;
 
-    if (rlk_lock_owner(a->l, a->owner, sizeof a->owner) != RLK_OK)
-        a->owner[0] = '\0';
+    own_id(a->l, a->owner, sizeof a->owner);
     a->rc = rlk_lock_try_lock(a->l, 20000, 30000);
     tk_latch_add(&a->got, 1);
     if (a->rc == RLK_OK && tk_latch_wait(&a->go, 1, 30000) == 1)
@@ -713,8 +719,7 @@ static void *w_main(void *p)
 {
     w_thread *w = p;
 
-    if (rlk_lock_owner(w->l, w->owner, sizeof w->owner) != RLK_OK)
-        w->owner[0] = '\0';
+    own_id(w->l, w->owner, sizeof w->owner);
     w->rc1 = rlk_lock_try_lock(w->l, W_WAIT, LEASE);
     tk_latch_add(&w->first, 1);
     if (tk_latch_wait(&w->go, 1, 30000) >= 1) {
